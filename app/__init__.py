@@ -1,0 +1,1 @@
+"""Prickle task server: agents and people hand work to each other over GraphQL."""

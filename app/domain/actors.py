@@ -1,0 +1,79 @@
+"""Who may make each move: the table's actor names resolved against a task and a principal."""
+
+from __future__ import annotations
+
+from app.domain.principals import Principal, owner_of
+from app.domain.task import Task
+
+# The actor each verb needs; the table lists the same names on every move the verb makes.
+VERB_ACTOR = {
+    "accept_task": "assignee",
+    "start_task": "assignee",
+    "wait_on": "assignee",
+    "stop_run": "assignee_owner",
+    "resume_run": "assignee_owner",
+    "answer": "answerer",
+    "approve_handoff": "assignee_owner",
+    "deny_task": "assignee_owner",
+    "hand_back": "assignee",
+    "return_result": "assignee",
+    "decide_result": "requester_owner",
+    "cancel_task": "requester_side",
+    "reroute": "requester_side",
+    "save_checkpoint": "assignee",
+}
+
+# A stopped run belongs to the assignee's owner: only that owner hands it back.
+WAITING_ACTOR = {("hand_back", "stopped"): "assignee_owner"}
+
+
+def actor_for(verb: str, task: Task) -> str:
+    if task.state == "waiting":
+        return WAITING_ACTOR.get((verb, task.waiting_on), VERB_ACTOR[verb])
+    return VERB_ACTOR[verb]
+
+
+def is_actor(role: str, principal: Principal, task: Task) -> bool:
+    return _CHECKS[role](principal, task)
+
+
+def _assignee(p: Principal, task: Task) -> bool:
+    return p.acts_for(task.assignee)
+
+
+def _assignee_owner(p: Principal, task: Task) -> bool:
+    return p.is_person and p.id == task.assignee_owner
+
+
+def _requester_side(p: Principal, task: Task) -> bool:
+    if p.acts_for(task.requester):
+        return True
+    return p.id == task.requested_by_id or (p.is_person and p.id == owner_of(task.requested_by_id))
+
+
+def _requester_owner(p: Principal, task: Task) -> bool:
+    return p.is_person and p.id == task.requester_owner
+
+
+def _answerer(p: Principal, task: Task) -> bool:
+    if task.waiting_on == "agent":
+        return p.acts_for(task.wait_agent)
+    return p.is_person and (_requester_side(p, task) or _assignee_owner(p, task))
+
+
+_CHECKS = {
+    "assignee": _assignee,
+    "assignee_owner": _assignee_owner,
+    "requester_side": _requester_side,
+    "requester_owner": _requester_owner,
+    "answerer": _answerer,
+}
+
+
+def sees(p: Principal, task: Task, is_member: bool = False) -> bool:
+    """Visibility of section 1: a party to the task, its owner, or a project member."""
+    return (
+        is_member
+        or p.acts_for(task.assignee)
+        or _requester_side(p, task)
+    )

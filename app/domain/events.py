@@ -1,0 +1,30 @@
+"""Events: one per move or checkpoint, appended to the log in the move's transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.domain.task import JSON
+
+KINDS = ("snapshot", "created", "moved", "checkpointed", "result", "answered")
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    task_id: str
+    project: str
+    from_state: str | None
+    to_state: str
+    waiting_on: str | None
+    verb: str
+    actor: str | None  # handle or agent id; None for the server
+    at: str
+    version: int
+    task: JSON  # the task object right after this event
+    note: str | None = None
+    seq: int = 0
+
+    @property
+    def cursor(self) -> str:
+        return str(self.seq)

@@ -1,0 +1,81 @@
+"""Input shapes checked against the protocol's own task schema, so limits never drift."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+from app.domain.errors import InvalidInput
+from app.domain.table import task_schema
+
+
+def _result_schema() -> dict:
+    return task_schema()["properties"]["result"]["anyOf"][0]
+
+
+@cache
+def _subschemas() -> dict[str, dict]:
+    props = task_schema()["properties"]
+    result = _result_schema()["properties"]
+    return {
+        "packet": props["packet"],
+        "checkpoint": props["latest_checkpoint"]["anyOf"][0],
+        "evidence": result["evidence"],
+        "artifacts": result["artifacts"],
+        "verdicts": result["verdicts"],
+        "context": result["lineage"]["anyOf"][0]["properties"]["context"],
+        "summary": result["summary"],
+        "provenance": result["provenance"],
+        "submission_id": result["submission_id"],
+        "reason": result["reason"],
+        "capability": props["route"]["properties"]["capability"],
+        "origin_message_id": props["origin_message_id"],
+        "parent_task_id": props["parent_task_id"],
+        "display_title": {"type": ["string", "null"], "minLength": 1, "maxLength": 200},
+        "turn_budget": props["turn_budget"],
+        "task_id": props["id"],
+        "deliverable_type": props["packet"]["properties"]["deliverable_type"],
+        "text": {"type": "string", "maxLength": 4000},
+        "result": _result_schema(),
+        "task": task_schema(),
+    }
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(_subschemas()[name], format_checker=FormatChecker())
+
+
+def check(name: str, value: Any, label: str | None = None) -> Any:
+    """Return `value` if it fits the named part of the schema, else raise InvalidInput."""
+    error = next(iter(validator(name).iter_errors(value)), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        path = f"{label or name}{'.' + where if where else ''}"
+        raise InvalidInput(f"{path}: {_short(error.message)}")
+    return value
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= 300 else message[:297] + "..."
+
+
+def with_defaults(name: str, value: dict) -> dict:
+    """Fill the schema's declared defaults for missing properties (one level deep)."""
+    props = _subschemas()[name].get("properties", {})
+    filled = dict(value)
+    for key, spec in props.items():
+        if key not in filled and "default" in spec:
+            filled[key] = spec["default"]
+    return filled
+
+
+def with_item_defaults(name: str, item: Any) -> Any:
+    """Fill the declared defaults of one item of the named array."""
+    if not isinstance(item, dict):
+        return item
+    props = _subschemas()[name]["items"].get("properties", {})
+    present = {k: v for k, v in item.items() if v is not None}
+    return {**{k: s["default"] for k, s in props.items() if "default" in s}, **present}

@@ -1,0 +1,25 @@
+"""The service layer: one function per verb, each one transaction.
+
+Each verb loads the task, checks visibility, version, the move and the actor, changes the
+task, appends its events and commits; a refused call raises before anything is written.
+"""
+
+from app.service.admin import (
+    add_project_member, create_token, delete_gate_rule, delete_result_rule, register_agent,
+    set_gate_rule, set_result_rule,
+)
+from app.service.auth import authenticate
+from app.service.creation import HandoffInput, handoff, request_capability, reroute
+from app.service.results import decide_result, return_result
+from app.service.run import (
+    accept_task, answer, approve_handoff, cancel_task, deny_task, hand_back, resume_run,
+    save_checkpoint, start_task, stop_run, wait_on,
+)
+
+__all__ = [
+    "HandoffInput", "accept_task", "add_project_member", "answer", "approve_handoff",
+    "authenticate", "cancel_task", "create_token", "decide_result", "delete_gate_rule",
+    "delete_result_rule", "deny_task", "hand_back", "handoff", "register_agent", "request_capability",
+    "reroute", "resume_run", "return_result", "save_checkpoint", "set_gate_rule", "set_result_rule",
+    "start_task", "stop_run", "wait_on",
+]  # fmt: skip

@@ -1,0 +1,115 @@
+"""What every verb shares: load a visible task, check it, record moves, commit."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from app.domain import moves, shapes
+from app.domain.actors import sees
+from app.domain.clock import now, rfc3339
+from app.domain.errors import Conflict, NotFound
+from app.domain.events import Event
+from app.domain.principals import Principal
+from app.domain.table import table
+from app.domain.task import Task
+from app.storage.store import Store, Tx
+
+Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
+
+
+async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool = False) -> Task:
+    """The task, if the actor may see it; otherwise not_found, exactly as if it were absent."""
+    shapes.check("task_id", task_id)
+    task = await tx.get_task(task_id, for_update=for_update)
+    if task is None or not await can_see(tx, actor, task):
+        raise NotFound(f"no task {task_id}")
+    return task
+
+
+async def can_see(tx: Tx, actor: Principal, task: Task) -> bool:
+    if sees(actor, task):
+        return True
+    return actor.is_person and await tx.is_member(task.project, actor.id)
+
+
+def check_version(task: Task, expected_version: int | None) -> None:
+    if expected_version is not None and expected_version != task.version:
+        raise Conflict(
+            f"task {task.id} is at version {task.version}, not the expected {expected_version}"
+        )
+
+
+class Moves:
+    """The events one command records, possibly across tasks (a subtask's end resumes its parent)."""
+
+    def __init__(self, actor: Principal | None) -> None:
+        self.actor = actor
+        self.at = rfc3339(now())
+        self.events: list[Event] = []
+
+    def move(
+        self, task: Task, verb: str, to_state: str, *, by_system: bool = False,
+        waiting_on: str | None = None, kind: str = "moved", note: str | None = None,
+    ) -> Event:  # fmt: skip
+        moves.move_to(task, verb, to_state)
+        from_state = task.state
+        task.state = to_state
+        task.waiting_on = waiting_on if to_state == "waiting" else None
+        if to_state != "waiting":
+            task.resume_to = task.wait_agent = task.question = None
+        return self.record(task, kind, verb, from_state, None if by_system else self.actor, note)
+
+    def record(
+        self, task: Task, kind: str, verb: str, from_state: str | None,
+        actor: Principal | None, note: str | None = None,
+    ) -> Event:  # fmt: skip
+        task.updated_at = self.at
+        task.version += 1
+        event = Event(
+            kind=kind, task_id=task.id, project=task.project, from_state=from_state,
+            to_state=task.state, waiting_on=task.waiting_on, verb=verb,
+            actor=actor.id if actor else None, at=self.at, version=task.version,
+            task=task.to_protocol(), note=note,
+        )  # fmt: skip
+        self.events.append(event)
+        return event
+
+
+async def run_verb(
+    store: Store, actor: Principal, task_id: str, verb: str,
+    expected_version: int | None, act: Act,
+) -> Task:  # fmt: skip
+    """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
+    async with store.write() as tx:
+        task = await visible_task(tx, actor, task_id, for_update=True)
+        check_version(task, expected_version)
+        moves.check(task, verb, actor)
+        old_version = task.version
+        recorded = Moves(actor)
+        await act(tx, task, recorded)
+        await tx.update_task(task, old_version)
+        await resume_parent(tx, task, verb, recorded)
+        await tx.append_events(recorded.events)
+    return task
+
+
+async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None:
+    """A task waiting on `agent` resumes by itself once every one of its subtasks has ended."""
+    if child.parent_task_id is None or child.state not in table().terminal:
+        return
+    parent = await tx.get_task(child.parent_task_id, for_update=True)
+    if parent is None or parent.state != "waiting" or parent.waiting_on != "agent":
+        return
+    states = await tx.child_states(parent.id)
+    if not all(state in table().terminal for state in states):
+        return
+    old_version = parent.version
+    note = f"every subtask has ended (last: {child.id})"
+    recorded.move(parent, "answer", moves.resume_target(parent), by_system=True, kind="answered", note=note)
+    recorded.events[-1] = _with_verb(recorded.events[-1], verb)
+    await tx.update_task(parent, old_version)
+
+
+def _with_verb(event: Event, verb: str) -> Event:
+    """The parent's resume is caused by the child's verb; the event says so."""
+    return Event(**{**event.__dict__, "verb": verb})

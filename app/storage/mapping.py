@@ -1,0 +1,65 @@
+"""Rows to domain objects and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.domain.events import Event
+from app.domain.gate import GateRule
+from app.domain.policy import ResultRule
+from app.domain.task import Gate, Task
+
+_PLAIN = (
+    "id", "project", "state", "waiting_on", "requester", "assignee", "packet", "result",
+    "latest_checkpoint", "latest_checkpoint_by", "parent_task_id", "created_at", "updated_at",
+    "requested_by", "origin_message_id", "route", "display_title", "turn_budget", "version",
+    "resume_to", "wait_agent", "question", "idempotency_key",
+)  # fmt: skip
+
+
+def task_from_row(row: Any) -> Task:
+    m = row._mapping
+    task = Task(**{name: m[name] for name in _PLAIN})
+    task.gate = Gate(m["gate_basis"], m["gate_rule_id"], m["approval_id"])
+    return task
+
+
+def task_to_row(task: Task, created_by: str | None = None) -> dict[str, Any]:
+    row = {name: getattr(task, name) for name in _PLAIN}
+    row.update(
+        requester_owner=task.requester_owner,
+        assignee_owner=task.assignee_owner,
+        requested_by_id=task.requested_by_id,
+        gate_basis=task.gate.basis,
+        gate_rule_id=task.gate.rule_id,
+        approval_id=task.gate.approval_id,
+    )
+    if created_by is not None:
+        row["created_by"] = created_by
+    return row
+
+
+def event_from_row(row: Any) -> Event:
+    m = row._mapping
+    return Event(
+        kind=m["kind"], task_id=m["task_id"], project=m["project"], from_state=m["from_state"],
+        to_state=m["to_state"], waiting_on=m["waiting_on"], verb=m["verb"], actor=m["actor"],
+        at=m["at"], version=m["version"], task=m["task"], note=m["note"], seq=m["seq"],
+    )  # fmt: skip
+
+
+def event_to_row(event: Event, seq: int) -> dict[str, Any]:
+    return {
+        "seq": seq, "task_id": event.task_id, "project": event.project, "kind": event.kind,
+        "from_state": event.from_state, "to_state": event.to_state,
+        "waiting_on": event.waiting_on, "verb": event.verb, "actor": event.actor,
+        "at": event.at, "version": event.version, "note": event.note, "task": event.task,
+    }  # fmt: skip
+
+
+def gate_rule_from_row(row: Any) -> GateRule:
+    return GateRule(**dict(row._mapping))
+
+
+def result_rule_from_row(row: Any) -> ResultRule:
+    return ResultRule(**dict(row._mapping))

@@ -1,0 +1,209 @@
+"""SQLModel tables. Nested protocol objects are stored as JSON; timestamps as RFC 3339 text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+def json_column(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(Json, nullable=nullable))
+
+
+class TaskRow(SQLModel, table=True):
+    __tablename__ = "tasks"
+    __table_args__ = (
+        UniqueConstraint("created_by", "idempotency_key", name="uq_tasks_idempotency"),
+        Index("ix_tasks_project_id", "project", "id"),
+        Index("ix_tasks_assignee", "assignee"),
+        Index("ix_tasks_assignee_owner", "assignee_owner"),
+        Index("ix_tasks_requester_owner", "requester_owner"),
+        Index("ix_tasks_requested_by", "requested_by_id"),
+        Index("ix_tasks_parent", "parent_task_id"),
+    )
+
+    id: str = Field(primary_key=True, max_length=64)
+    project: str = Field(max_length=39)
+    state: str = Field(max_length=16)
+    waiting_on: str | None = Field(default=None, max_length=16)
+    requester: str | None = Field(default=None, max_length=79)
+    requester_owner: str = Field(max_length=39)
+    assignee: str = Field(max_length=79)
+    assignee_owner: str = Field(max_length=39)
+    requested_by: dict = json_column(nullable=False)
+    requested_by_id: str = Field(max_length=79)
+    packet: dict = json_column(nullable=False)
+    result: dict | None = json_column()
+    latest_checkpoint: dict | None = json_column()
+    latest_checkpoint_by: dict | None = json_column()
+    parent_task_id: str | None = Field(default=None, max_length=64)
+    created_at: str = Field(max_length=40)
+    updated_at: str = Field(max_length=40)
+    origin_message_id: str | None = Field(default=None, max_length=64)
+    route: dict = json_column(nullable=False)
+    display_title: str | None = Field(default=None)
+    turn_budget: int | None = None
+    version: int = 1
+    resume_to: str | None = Field(default=None, max_length=16)
+    wait_agent: str | None = Field(default=None, max_length=79)
+    question: str | None = None
+    gate_basis: str | None = Field(default=None, max_length=16)
+    gate_rule_id: str | None = Field(default=None, max_length=64)
+    approval_id: str | None = Field(default=None, max_length=64)
+    created_by: str = Field(max_length=79)
+    idempotency_key: str | None = Field(default=None, max_length=200)
+
+
+class EventRow(SQLModel, table=True):
+    """The event log: one row per event, `seq` strictly increasing in commit order."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        Index("ix_events_task_seq", "task_id", "seq"),
+        Index("ix_events_project_seq", "project", "seq"),
+    )
+
+    seq: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    task_id: str = Field(max_length=64)
+    project: str = Field(max_length=39)
+    kind: str = Field(max_length=16)
+    from_state: str | None = Field(default=None, max_length=16)
+    to_state: str = Field(max_length=16)
+    waiting_on: str | None = Field(default=None, max_length=16)
+    verb: str = Field(max_length=32)
+    actor: str | None = Field(default=None, max_length=79)
+    at: str = Field(max_length=40)
+    version: int
+    note: str | None = None
+    task: dict = json_column(nullable=False)
+
+
+class EventCounterRow(SQLModel, table=True):
+    """One row holding the last event seq; its row lock orders commits by seq."""
+
+    __tablename__ = "event_counter"
+
+    id: int = Field(primary_key=True)
+    last_seq: int = Field(sa_column=Column(BigInteger, nullable=False, default=0))
+
+
+class CheckpointRow(SQLModel, table=True):
+    __tablename__ = "checkpoints"
+    __table_args__ = (Index("ix_checkpoints_task", "task_id", "id"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    task_id: str = Field(max_length=64)
+    body: dict = json_column(nullable=False)
+    sha256: str = Field(max_length=64)
+    agent: str = Field(max_length=79)
+    handed_back: bool = False
+    created_at: str = Field(max_length=40)
+
+
+class ResultRow(SQLModel, table=True):
+    __tablename__ = "results"
+    __table_args__ = (
+        UniqueConstraint("task_id", "revision", name="uq_results_revision"),
+        Index("ix_results_task", "task_id", "revision"),
+    )
+
+    id: str = Field(primary_key=True, max_length=64)
+    task_id: str = Field(max_length=64)
+    revision: int
+    status: str = Field(max_length=16)
+    submission_id: str | None = Field(default=None, max_length=64)
+    submission_sha256: str = Field(max_length=64)
+    body: dict = json_column(nullable=False)
+    created_at: str = Field(max_length=40)
+
+
+class PersonRow(SQLModel, table=True):
+    __tablename__ = "persons"
+
+    handle: str = Field(primary_key=True, max_length=39)
+    created_at: str = Field(max_length=40)
+
+
+class AgentRow(SQLModel, table=True):
+    __tablename__ = "agents"
+
+    id: str = Field(primary_key=True, max_length=79)
+    owner: str = Field(max_length=39, index=True)
+    created_at: str = Field(max_length=40)
+
+
+class TokenRow(SQLModel, table=True):
+    """Only the sha256 of a token is stored."""
+
+    __tablename__ = "tokens"
+
+    token_sha256: str = Field(primary_key=True, max_length=64)
+    principal_kind: str = Field(max_length=8)
+    principal_id: str = Field(max_length=79, index=True)
+    created_at: str = Field(max_length=40)
+
+
+class CapabilityRow(SQLModel, table=True):
+    __tablename__ = "capabilities"
+    __table_args__ = (Index("ix_capabilities_kind_name", "kind", "name"),)
+
+    agent_id: str = Field(primary_key=True, max_length=79)
+    kind: str = Field(primary_key=True, max_length=16)
+    name: str = Field(primary_key=True, max_length=80)
+
+
+class GateRuleRow(SQLModel, table=True):
+    __tablename__ = "gate_rules"
+
+    id: str = Field(primary_key=True, max_length=64)
+    owner: str = Field(max_length=39, index=True)
+    effect: str = Field(max_length=8)
+    priority: int = 0
+    project: str | None = Field(default=None, max_length=39)
+    requester_owner: str | None = Field(default=None, max_length=39)
+    requester_agent: str | None = Field(default=None, max_length=79)
+    deliverable_type: str | None = Field(default=None, max_length=16)
+    capability_kind: str | None = Field(default=None, max_length=16)
+    created_at: str = Field(max_length=40)
+
+
+class ResultRuleRow(SQLModel, table=True):
+    __tablename__ = "result_rules"
+
+    id: str = Field(primary_key=True, max_length=64)
+    owner: str = Field(max_length=39, index=True)
+    policy: str = Field(max_length=32)
+    project: str | None = Field(default=None, max_length=39)
+    assignee: str | None = Field(default=None, max_length=79)
+    deliverable_type: str | None = Field(default=None, max_length=16)
+    created_at: str = Field(max_length=40)
+
+
+class ApprovalRow(SQLModel, table=True):
+    __tablename__ = "approvals"
+
+    id: str = Field(primary_key=True, max_length=64)
+    task_id: str = Field(max_length=64, index=True)
+    owner: str = Field(max_length=39)
+    status: str = Field(max_length=16)  # pending | approved | denied | cancelled
+    reason: str | None = None
+    created_at: str = Field(max_length=40)
+    decided_at: str | None = Field(default=None, max_length=40)
+
+
+class ProjectMemberRow(SQLModel, table=True):
+    __tablename__ = "project_members"
+    __table_args__ = (Index("ix_project_members_handle", "handle"),)
+
+    project: str = Field(primary_key=True, max_length=39)
+    handle: str = Field(primary_key=True, max_length=39)
+    role: str = Field(max_length=8)  # admin | member
+    created_at: str = Field(max_length=40)
+
+
+metadata = SQLModel.metadata
