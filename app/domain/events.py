@@ -17,7 +17,7 @@ class Event:
     from_state: str | None
     to_state: str
     waiting_on: str | None
-    verb: str
+    verb: str | None  # the mutation that caused it; None for a snapshot
     actor: str | None  # handle or agent id; None for the server
     at: str
     version: int

@@ -1,0 +1,137 @@
+"""The hub: tails the event log in seq order and hands each event to matching subscribers.
+
+Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
+wakes it for commits made by other processes; a slow poll covers anything missed. The hub
+never skips a seq: it reads the log itself, and seqs commit in order (see Tx.append_events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.domain.events import Event
+from app.storage.store import NOTIFY_CHANNEL, Store
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+
+
+class FellBehind(Exception):
+    """The subscriber's queue filled up; it resumes from its last cursor."""
+
+
+@dataclass(eq=False)
+class Subscriber:
+    wants: Callable[[Event], bool]
+    start: int  # the hub's head when it registered: later events arrive by queue
+    queue: asyncio.Queue[Event] = field(default_factory=lambda: asyncio.Queue(maxsize=1000))
+    overflowed: bool = False
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def offer(self, event: Event) -> None:
+        if self.overflowed or not self.wants(event):
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.overflowed = True
+            self.closed.set()
+
+    async def next(self) -> Event:
+        if not self.queue.empty():
+            return self.queue.get_nowait()
+        if self.overflowed:
+            raise FellBehind("the subscriber fell too far behind; resume from the last cursor")
+        getter = asyncio.ensure_future(self.queue.get())
+        closer = asyncio.ensure_future(self.closed.wait())
+        try:
+            await asyncio.wait({getter, closer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closer.cancel()
+            if not getter.done():
+                getter.cancel()
+        if getter.done() and not getter.cancelled():
+            return getter.result()
+        raise FellBehind("the subscriber fell too far behind; resume from the last cursor")
+
+
+class Hub:
+    def __init__(self, store: Store, queue_size: int = 1000, poll_seconds: float = 1.0) -> None:
+        self.store = store
+        self.queue_size = queue_size
+        self.poll_seconds = poll_seconds
+        self.head = 0
+        self.subscribers: set[Subscriber] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listener = None
+
+    async def start(self) -> None:
+        async with self.store.read() as tx:
+            self.head = await tx.last_seq_committed()
+        self.store.commit_listeners.append(self.wake)
+        if not self.store.sqlite:
+            await self._listen()
+        self._task = asyncio.create_task(self._tail(), name="prickle-event-hub")
+
+    async def stop(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.store.commit_listeners.remove(self.wake)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
+        for sub in list(self.subscribers):
+            sub.closed.set()
+        self.subscribers.clear()
+
+    def wake(self, _seq: int = 0) -> None:
+        self._wake.set()
+
+    def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
+        sub = Subscriber(wants, self.head, asyncio.Queue(maxsize=self.queue_size))
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    async def _tail(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+            self._wake.clear()
+            try:
+                await self._catch_up()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database may be briefly away; the next wake retries
+                log.exception("reading the event log failed")
+                await asyncio.sleep(self.poll_seconds)
+
+    async def _catch_up(self) -> None:
+        while True:
+            async with self.store.read() as tx:
+                batch = await tx.events_after(self.head, BATCH)
+            for event in batch:
+                self.head = event.seq
+                for sub in list(self.subscribers):
+                    sub.offer(event)
+            if len(batch) < BATCH:
+                return
+
+    async def _listen(self) -> None:
+        """LISTEN on a dedicated connection: other processes' commits wake this hub."""
+        import asyncpg
+
+        url = self.store.engine.url.set(drivername="postgresql")
+        self._listener = await asyncpg.connect(url.render_as_string(hide_password=False))
+        await self._listener.add_listener(NOTIFY_CHANNEL, lambda *_: self.wake())
