@@ -12,9 +12,12 @@ bob/coder (and bob/helper); carol, with carol/spy, is a third owner who sees not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator, FormatChecker
 from sqlalchemy import select
 
 from app import service
@@ -41,6 +44,25 @@ TASK_VERBS = (
 )  # fmt: skip
 
 FINAL = ("completed", "rejected", "cancelled")
+
+# What the table (narrowed by waiting_on, as the server chose) lets each position do.
+_RUN = {"wait_on", "stop_run", "return_result", "hand_back", "cancel_task", "save_checkpoint"}
+ALLOWED: dict[tuple[str, str | None], set[str]] = {
+    ("requested", None): {"cancel_task"},
+    ("routed", None): {"accept_task", "hand_back", "deny_task", "cancel_task"},
+    ("accepted", None): {"start_task", *_RUN},
+    ("working", None): _RUN,
+    ("waiting", "owner_approval"): {"approve_handoff", "deny_task", "cancel_task"},
+    ("waiting", "human"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
+    ("waiting", "agent"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
+    ("waiting", "stopped"): {"resume_run", "hand_back", "cancel_task", "save_checkpoint"},
+    ("verifying", None): {"cancel_task"},
+    ("approval", None): {"decide_result", "cancel_task"},
+    ("returned", None): {"reroute", "cancel_task"},
+    ("completed", None): set(),
+    ("rejected", None): set(),
+    ("cancelled", None): set(),
+}
 
 
 async def register_agents(store: Store) -> None:
@@ -257,3 +279,21 @@ async def refused(store: Store, task_id: str, error: type[ProtocolError], verb: 
         assert after == before, f"{verb} by {who.id} changed the task though refused"
         return raised
     raise AssertionError(f"{verb} by {who.id} was not refused with {error.__name__}")
+
+
+# The protocol's task object.
+
+_SCHEMA = Path(__file__).resolve().parent.parent / "app" / "domain" / "protocol" / "task.schema.json"
+
+
+@cache
+def task_validator() -> Draft202012Validator:
+    schema = json.loads(_SCHEMA.read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def assert_valid(task: Task) -> None:
+    """The task object is valid against task.schema.json, formats (date-time) included."""
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in task_validator().iter_errors(task.to_protocol())]
+    assert not errors, errors

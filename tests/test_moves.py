@@ -13,7 +13,7 @@ from app.domain.table import table
 from app import service
 from app.service.creation import HandoffInput
 from factory import (
-    ALICE, BOB, CODER, PLANNER, POSITIONS, TASK_VERBS, call, drive, events_of, load, packet,
+    ALLOWED, ALICE, BOB, CODER, PLANNER, POSITIONS, TASK_VERBS, call, drive, events_of, load, packet,
     position_id, refused, result, setup,
 )  # fmt: skip
 
@@ -222,25 +222,6 @@ async def test_approve_handoff_closes_the_approval_and_routes_with_basis_approva
     assert (routed.gate.basis, routed.gate.approval_id) == ("approval", approval_id)
 
 
-# What the table (narrowed by waiting_on) lets each position do; every other verb is refused.
-RUN = {"wait_on", "stop_run", "return_result", "hand_back", "cancel_task", "save_checkpoint"}
-ALLOWED = {
-    ("requested", None): {"cancel_task"},
-    ("routed", None): {"accept_task", "hand_back", "deny_task", "cancel_task"},
-    ("accepted", None): {"start_task", *RUN},
-    ("working", None): RUN,
-    ("waiting", "owner_approval"): {"approve_handoff", "deny_task", "cancel_task"},
-    ("waiting", "human"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
-    ("waiting", "agent"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
-    ("waiting", "stopped"): {"resume_run", "hand_back", "cancel_task", "save_checkpoint"},
-    ("verifying", None): {"cancel_task"},
-    ("approval", None): {"decide_result", "cancel_task"},
-    ("returned", None): {"reroute", "cancel_task"},
-    ("completed", None): set(),
-    ("rejected", None): set(),
-    ("cancelled", None): set(),
-}
-
 # A principal who would be the verb's actor, so that only the state refuses it.
 RIGHT_ACTOR = {
     "accept_task": CODER, "start_task": CODER, "wait_on": CODER, "return_result": CODER,
@@ -284,3 +265,10 @@ def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actor
         if state == "verifying":  # the policy's moves out of verifying are the server's
             offered.discard("return_result")
         assert offered == verbs, (state, waiting_on)
+
+
+async def test_wait_on_needs_no_question(store) -> None:
+    await setup(store)
+    task = await drive(store, "working")
+    waiting = await service.wait_on(store, CODER, task.id, "human")
+    assert (waiting.state, waiting.waiting_on, waiting.question) == ("waiting", "human", None)

@@ -72,7 +72,8 @@ async def wait_on(
         if on != "agent":
             raise InvalidInput("agent: only wait_on(on: agent) names an agent")
         check_agent_id(agent, "agent")
-    shapes.check("text", question, "question")
+    if question is not None:
+        shapes.check("text", question, "question")
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if agent is not None and not await tx.agent_exists(agent):
