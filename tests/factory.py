@@ -13,12 +13,16 @@ bob/coder (and bob/helper); carol, with carol/spy, is a third owner who sees not
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import AsyncIterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from app import service
 from app.domain.errors import ProtocolError
@@ -27,6 +31,7 @@ from app.domain.principals import Principal, agent, person
 from app.domain.task import Task
 from app.service.creation import HandoffInput
 from app.service.results import ResultInput
+from app.storage.migrate import upgrade
 from app.storage.store import Store, approvals, checkpoints, results, tasks
 
 ALICE = person("alice")
@@ -88,6 +93,46 @@ async def setup(store: Store) -> None:
         ("easy", "auto_accept"),
     ]:  # fmt: skip
         await service.set_result_rule(store, ALICE, {"policy": policy, "project": project})
+
+
+@pytest.fixture
+async def store(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Store]:
+    """conftest's `store`, already `setup` with the cast and its standing rules.
+
+    A test module that imports it (`from factory import store  # noqa: F401`) overrides
+    conftest's fixture of that name. On SQLite the database is a copy of a template built
+    once per run (migrating takes longer than most tests); on PostgreSQL it is migrated
+    and set up afresh.
+    """
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        shutil.copyfile(await _template(tmp_path_factory), str(url.database))
+        store = Store(database_url)
+    else:
+        store = Store(database_url)
+        await upgrade(store.engine)
+        await setup(store)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+_templates: dict[str, Path] = {}
+
+
+async def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    key = str(tmp_path_factory.getbasetemp())
+    if key not in _templates:
+        path = tmp_path_factory.mktemp("template") / "prickle.db"
+        store = Store(f"sqlite+aiosqlite:///{path}")
+        await upgrade(store.engine)
+        await setup(store)
+        async with store.engine.connect() as conn:
+            await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        await store.close()
+        _templates[key] = path
+    return _templates[key]
 
 
 def packet(**overrides: Any) -> dict[str, Any]:

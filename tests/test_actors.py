@@ -7,9 +7,11 @@ import pytest
 from app import service
 from app.domain.errors import Forbidden, NotFound
 from app.domain.principals import person
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
     ALLOWED, ALICE, BOB, CAROL, CODER, PLANNER, POSITIONS, SPY, TASK_VERBS, drive, give, position_id,
-    refused, setup,
+    refused,
 )  # fmt: skip
 
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
@@ -48,7 +50,6 @@ LIVE = [p for p in POSITIONS if p[0] not in ("completed", "rejected", "cancelled
 async def test_a_principal_who_sees_the_task_but_is_not_the_actor_is_forbidden_and_changes_nothing(
     store, position: tuple
 ) -> None:
-    await setup(store)
     task = await drive(store, *position)
     state, waiting_on, _ = position
     for verb in sorted(ALLOWED[(state, waiting_on)]):
@@ -66,7 +67,6 @@ SOME = [("routed", None, None), ("waiting", "owner_approval", None), ("waiting",
 async def test_a_principal_who_cannot_see_the_task_gets_not_found_for_every_verb(
     store, position: tuple
 ) -> None:
-    await setup(store)
     task = await drive(store, *position)
     for verb in TASK_VERBS:
         for who in (CAROL, SPY):
@@ -76,7 +76,6 @@ async def test_a_principal_who_cannot_see_the_task_gets_not_found_for_every_verb
 
 
 async def test_a_project_member_sees_the_task_but_may_not_move_it(store) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     await service.create_token(store, person("dave"))
     await service.add_project_member(store, ALICE, "work", "dave")
@@ -85,7 +84,6 @@ async def test_a_project_member_sees_the_task_but_may_not_move_it(store) -> None
 
 
 async def test_only_a_project_administrator_adds_members(store) -> None:
-    await setup(store)
     await give(store)  # alice's agent founds project `work`; alice administers it
     await service.create_token(store, person("dave"))
     with pytest.raises(Forbidden, match="only the administrators of work add members"):
@@ -94,7 +92,6 @@ async def test_only_a_project_administrator_adds_members(store) -> None:
 
 
 async def test_the_person_who_requested_a_task_is_its_requester_side(store) -> None:
-    await setup(store)
     task = await give(store, by=ALICE)
     assert (task.requester, task.requested_by) == (None, {"kind": "person", "handle": "alice"})
     await refused(store, task.id, NotFound, "cancel_task", PLANNER)  # not a party to it

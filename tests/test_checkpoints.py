@@ -9,8 +9,10 @@ from app import service
 from app.domain.clock import sha256_of
 from app.domain.errors import InvalidInput, TurnBudgetExhausted
 from app.storage.store import checkpoints
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
-    CHECKPOINT, CODER, assert_valid, drive, events_of, give, load, refused, result, setup, snapshot,
+    CHECKPOINT, CODER, assert_valid, drive, events_of, give, load, refused, result, snapshot,
 )  # fmt: skip
 
 FILLED = {
@@ -31,7 +33,6 @@ async def stored_checkpoints(store, task_id: str) -> list:  # type: ignore[no-un
     ids=lambda p: "-".join(x for x in p if x),
 )
 async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(store, position) -> None:
-    await setup(store)
     task = await drive(store, *position)
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     assert (saved.state, saved.waiting_on, saved.version) == (task.state, task.waiting_on, task.version + 1)
@@ -47,7 +48,6 @@ async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(s
 
 
 async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonical_json(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     latest = await service.save_checkpoint(store, CODER, task.id, {"progress": "documented it"})
@@ -59,7 +59,6 @@ async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonic
 
 
 async def test_hand_back_with_a_checkpoint_marks_it_handed_back(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     back = await service.hand_back(store, CODER, task.id, reason="stuck", checkpoint=dict(CHECKPOINT))
     assert back.state == "returned"
@@ -70,7 +69,6 @@ async def test_hand_back_with_a_checkpoint_marks_it_handed_back(store) -> None:
 
 
 async def test_each_checkpoint_spends_one_turn_and_at_zero_save_checkpoint_is_refused(store) -> None:
-    await setup(store)
     task = await give(store, turn_budget=2)
     await service.accept_task(store, CODER, task.id)
     budgets = [(await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))).turn_budget for _ in range(2)]
@@ -82,7 +80,6 @@ async def test_each_checkpoint_spends_one_turn_and_at_zero_save_checkpoint_is_re
 
 
 async def test_an_exhausted_budget_still_lets_the_assignee_hand_back(store) -> None:
-    await setup(store)
     task = await give(store, turn_budget=0)
     await service.accept_task(store, CODER, task.id)
     await refused(store, task.id, TurnBudgetExhausted, "save_checkpoint", CODER)
@@ -91,7 +88,6 @@ async def test_an_exhausted_budget_still_lets_the_assignee_hand_back(store) -> N
 
 
 async def test_a_task_without_a_turn_budget_checkpoints_without_limit(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     for _ in range(3):
         task = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
@@ -100,7 +96,6 @@ async def test_a_task_without_a_turn_budget_checkpoints_without_limit(store) -> 
 
 @pytest.mark.parametrize("budget", [-1, 101])
 async def test_a_turn_budget_outside_0_to_100_is_invalid_input(store, budget: int) -> None:
-    await setup(store)
     before = await snapshot(store)
     with pytest.raises(InvalidInput, match="turn_budget"):
         await give(store, turn_budget=budget)
@@ -118,6 +113,5 @@ async def test_a_turn_budget_outside_0_to_100_is_invalid_input(store, budget: in
     ],
 )
 async def test_a_checkpoint_outside_the_schema_is_invalid_input(store, checkpoint: dict) -> None:
-    await setup(store)
     task = await drive(store, "working")
     await refused(store, task.id, InvalidInput, "save_checkpoint", CODER, checkpoint=checkpoint)

@@ -7,13 +7,14 @@ import pytest
 from app import service
 from app.domain.errors import InvalidInput, NotFound
 from app.service.creation import HandoffInput
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
-    ALICE, CODER, PLANNER, drive, events_of, give, handoff_input, packet, refused, setup, snapshot,
+    ALICE, CODER, PLANNER, drive, events_of, give, handoff_input, packet, refused, snapshot,
 )  # fmt: skip
 
 
 async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(store) -> None:
-    await setup(store)
     first = await give(store, idempotency_key="k-1")
     counts = await snapshot(store)
     again = await give(store, idempotency_key="k-1", packet=packet(task="Something else"))
@@ -23,7 +24,6 @@ async def test_the_same_idempotency_key_from_the_same_principal_returns_the_firs
 
 
 async def test_the_first_task_comes_back_even_after_it_moved_on(store) -> None:
-    await setup(store)
     first = await give(store, idempotency_key="k-1")
     await service.accept_task(store, CODER, first.id)
     again = await give(store, idempotency_key="k-1")
@@ -31,14 +31,12 @@ async def test_the_first_task_comes_back_even_after_it_moved_on(store) -> None:
 
 
 async def test_the_same_idempotency_key_from_another_principal_creates_another_task(store) -> None:
-    await setup(store)
     first = await give(store, idempotency_key="k-1")
     other = await give(store, by=ALICE, idempotency_key="k-1")
     assert other.id != first.id
 
 
 async def test_request_capability_is_idempotent_by_key_too(store) -> None:
-    await setup(store)
     inp = lambda: HandoffInput(  # noqa: E731
         project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"},
         idempotency_key="k-2",
@@ -50,7 +48,6 @@ async def test_request_capability_is_idempotent_by_key_too(store) -> None:
 
 
 async def test_a_handoff_fills_the_packets_defaults_and_starts_at_version_two(store) -> None:
-    await setup(store)
     task = await give(store, display_title="Health check")
     assert task.packet == {**packet(), "context": "", "files": [], "depends_on": []}
     assert (task.version, task.requester, task.display_title) == (2, "alice/planner", "Health check")
@@ -59,7 +56,6 @@ async def test_a_handoff_fills_the_packets_defaults_and_starts_at_version_two(st
 
 
 async def test_task_ids_are_server_made_and_sort_by_creation(store) -> None:
-    await setup(store)
     ids = [(await give(store)).id for _ in range(5)]
     assert ids == sorted(ids)
     assert all(len(i) <= 64 and i.replace("_", "").replace("-", "").isalnum() for i in ids)
@@ -92,7 +88,6 @@ TOO_BIG = [
 
 @pytest.mark.parametrize("bad", TOO_BIG)
 async def test_a_handoff_outside_the_schema_is_invalid_input_and_creates_nothing(store, bad) -> None:
-    await setup(store)
     before = await snapshot(store)
     with pytest.raises(InvalidInput) as raised:
         await service.handoff(store, PLANNER, handoff_input(**bad))
@@ -101,7 +96,6 @@ async def test_a_handoff_outside_the_schema_is_invalid_input_and_creates_nothing
 
 
 async def test_a_handoff_under_an_unknown_or_invisible_parent_is_not_found(store) -> None:
-    await setup(store)
     hidden = await give(store, by=ALICE, assignee="alice/planner")  # bob/coder is no party to it
     before = await snapshot(store)
     for parent in ("01UNKNOWN", hidden.id):
@@ -112,7 +106,6 @@ async def test_a_handoff_under_an_unknown_or_invisible_parent_is_not_found(store
 
 @pytest.mark.parametrize("verb", ["accept_task", "cancel_task", "return_result", "save_checkpoint"])
 async def test_a_verb_on_an_unknown_task_is_not_found(store, verb: str) -> None:
-    await setup(store)
     from factory import call
 
     with pytest.raises(NotFound, match="no task 01H0NOTHERE"):
@@ -120,7 +113,6 @@ async def test_a_verb_on_an_unknown_task_is_not_found(store, verb: str) -> None:
 
 
 async def test_a_malformed_task_id_is_invalid_input(store) -> None:
-    await setup(store)
     from factory import call
 
     with pytest.raises(InvalidInput, match="task_id"):
@@ -142,7 +134,6 @@ async def test_a_malformed_task_id_is_invalid_input(store) -> None:
     ],
 )  # fmt: skip
 async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(store, verb, kw, error) -> None:
-    await setup(store)
     task = await drive(store, "working")
     who = PLANNER if verb == "cancel_task" else CODER
     await refused(store, task.id, error, verb, who, **kw)
@@ -162,6 +153,5 @@ async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(store, v
     ],
 )  # fmt: skip
 async def test_a_reroute_with_bad_arguments_is_refused_and_changes_nothing(store, kw, error) -> None:
-    await setup(store)
     task = await drive(store, "returned")
     await refused(store, task.id, error, "reroute", PLANNER, **kw)

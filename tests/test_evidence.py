@@ -10,7 +10,9 @@ from app import service
 from app.domain.clock import now, rfc3339
 from app.domain.errors import InvalidInput
 from app.domain.evidence import check_indexes, failing_criteria, report
-from factory import CODER, drive, evidence, result, setup
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
+from factory import CODER, drive, evidence, result
 
 NOW = now()
 FRESH = rfc3339(NOW - timedelta(hours=1))
@@ -71,7 +73,6 @@ def test_indexes_must_name_existing_criteria_and_artifacts() -> None:
 
 
 async def test_the_server_attaches_its_own_report_to_every_result(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     items = [evidence([0], observed_at=OLD), evidence()]
     done = await service.return_result(store, CODER, task.id, result(items))

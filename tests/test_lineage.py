@@ -9,8 +9,10 @@ from app.domain.clock import canonical_json, sha256_of
 from app.domain.lineage import provenance_status
 from app.domain.principals import agent
 from app.storage.store import checkpoints
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
-    ALICE, CAROL, CHECKPOINT, CODER, PLANNER, assert_valid, drive, give, result, setup,
+    ALICE, CAROL, CHECKPOINT, CODER, PLANNER, assert_valid, drive, give, result,
 )  # fmt: skip
 
 
@@ -27,7 +29,6 @@ def test_canonical_json_sorts_keys_drops_spaces_and_keeps_utf8() -> None:
 
 
 async def test_a_task_a_person_asked_for_in_a_message_is_caused_by_that_message(store) -> None:
-    await setup(store)
     task = await give(store, by=ALICE, origin_message_id="msg-42")
     done = await finish(store, task.id)
     cause = done.result["lineage"]["cause"]
@@ -37,7 +38,6 @@ async def test_a_task_a_person_asked_for_in_a_message_is_caused_by_that_message(
 
 
 async def test_a_task_with_no_message_parent_or_schedule_has_no_cause(store) -> None:
-    await setup(store)
     for by in (ALICE, PLANNER):
         done = await finish(store, (await give(store, by=by)).id)
         assert done.result["lineage"]["cause"] == {"kind": "none"}
@@ -46,7 +46,6 @@ async def test_a_task_with_no_message_parent_or_schedule_has_no_cause(store) -> 
 async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_gate_let_it_through(
     store,
 ) -> None:
-    await setup(store)
     parent = await drive(store, "working")
     # bob/coder, working on the parent, asks carol's agent: carol's gate holds it, carol approves.
     sub = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
@@ -61,7 +60,6 @@ async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_ga
 
 
 async def test_a_subtask_let_through_by_a_rule_names_the_rule(store) -> None:
-    await setup(store)
     parent = await drive(store, "working")
     allow = await service.set_gate_rule(store, CAROL, {"effect": "allow", "requester_owner": "bob"})
     sub = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
@@ -73,7 +71,6 @@ async def test_a_subtask_let_through_by_a_rule_names_the_rule(store) -> None:
 
 
 async def test_a_subtask_to_an_agent_of_the_same_owner_has_basis_same_owner(store) -> None:
-    await setup(store)
     parent = await drive(store, "working")
     sub = await give(store, by=CODER, assignee="bob/helper", parent_task_id=parent.id)
     done = await finish(store, sub.id, assignee=agent("bob/helper"))
@@ -87,7 +84,6 @@ async def _checkpoint_id(store, task_id: str) -> str:  # type: ignore[no-untyped
 
 
 async def test_context_whose_hashes_match_what_the_server_holds_is_attested(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     context = [
@@ -102,7 +98,6 @@ async def test_context_whose_hashes_match_what_the_server_holds_is_attested(stor
 
 
 async def test_context_with_a_mismatched_hash_is_only_claimed(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     context = [{"kind": "packet", "task_id": task.id, "sha256": sha256_of({"task": "other"})}]
     done = await service.return_result(store, CODER, task.id, result(context=context))
@@ -110,7 +105,6 @@ async def test_context_with_a_mismatched_hash_is_only_claimed(store) -> None:
 
 
 async def test_context_with_a_memory_fact_is_only_claimed(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     context = [
         {"kind": "packet", "task_id": task.id, "sha256": sha256_of(task.packet)},
@@ -121,7 +115,6 @@ async def test_context_with_a_memory_fact_is_only_claimed(store) -> None:
 
 
 async def test_a_checkpoint_named_under_another_task_is_only_claimed(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     other = await drive(store, "working")

@@ -12,9 +12,11 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app import service
 from app.service.creation import HandoffInput
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
     ALLOWED, ALICE, BOB, CODER, PLANNER, POSITIONS, TASK_VERBS, call, drive, events_of, load, packet,
-    position_id, refused, result, setup,
+    position_id, refused, result,
 )  # fmt: skip
 
 STOPPED = ("waiting", "stopped")
@@ -110,7 +112,6 @@ def _split(kw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 async def test_each_move_made_by_its_actor_lands_where_the_table_says_and_logs_its_event(
     store, case: Case
 ) -> None:
-    await setup(store)
     shaping, kw = _split(case.kw)
     task = await drive(store, *case.start, **shaping)
     seen = len(await events_of(store, task.id))
@@ -139,7 +140,6 @@ async def test_each_move_made_by_its_actor_lands_where_the_table_says_and_logs_i
 async def test_handoff_records_created_then_the_gate_move_by_the_system(
     store, project: str, to_state: str, waiting_on: str | None
 ) -> None:
-    await setup(store)
     task = await service.handoff(
         store, PLANNER, HandoffInput(project=project, assignee="bob/coder", packet=packet())
     )
@@ -164,7 +164,6 @@ async def test_handoff_records_created_then_the_gate_move_by_the_system(
 async def test_request_capability_records_created_then_the_gate_move_by_the_system(
     store, capability: dict, to_state: str, waiting_on: str | None
 ) -> None:
-    await setup(store)
     inp = HandoffInput(project="work", capability=capability, packet=packet())
     task = await service.request_capability(store, PLANNER, inp)
     assert (task.state, task.waiting_on) == (to_state, waiting_on)
@@ -185,7 +184,6 @@ def test_the_cases_cover_every_move_and_verb_of_the_table() -> None:
 
 
 async def test_an_owner_makes_the_moves_of_its_own_agents(store) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     task = await service.accept_task(store, BOB, task.id)
     event = (await events_of(store, task.id))[-1]
@@ -195,7 +193,6 @@ async def test_an_owner_makes_the_moves_of_its_own_agents(store) -> None:
 
 
 async def test_leaving_waiting_clears_waiting_on_and_what_it_waited_for(store) -> None:
-    await setup(store)
     task = await drive(store, "waiting", "agent", "working")
     assert (task.wait_agent, task.question, task.resume_to) == ("alice/planner", "Port?", "working")
     task = await service.answer(store, PLANNER, task.id, "8080")
@@ -206,7 +203,6 @@ async def test_leaving_waiting_clears_waiting_on_and_what_it_waited_for(store) -
 
 
 async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     accepted = await service.accept_task(store, CODER, task.id)
     assert accepted.created_at == task.created_at
@@ -214,7 +210,6 @@ async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None
 
 
 async def test_approve_handoff_closes_the_approval_and_routes_with_basis_approval(store) -> None:
-    await setup(store)
     task = await drive(store, "waiting", "owner_approval")
     approval_id = task.gate.approval_id
     routed = await service.approve_handoff(store, BOB, task.id, reason="fine")
@@ -235,7 +230,6 @@ RIGHT_ACTOR = {
 async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_changes_nothing(
     store, position: tuple
 ) -> None:
-    await setup(store)
     task = await drive(store, *position)
     state, waiting_on, _ = position
     refused_verbs = sorted(set(TASK_VERBS) - ALLOWED[(state, waiting_on)])
@@ -268,7 +262,6 @@ def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actor
 
 
 async def test_wait_on_needs_no_question(store) -> None:
-    await setup(store)
     task = await drive(store, "working")
     waiting = await service.wait_on(store, CODER, task.id, "human")
     assert (waiting.state, waiting.waiting_on, waiting.question) == ("waiting", "human", None)

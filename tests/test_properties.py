@@ -12,9 +12,11 @@ from app.domain.events import Event
 from app.domain.table import table
 from app.domain.task import Task
 from app.storage.store import Store
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
     ALLOWED, ALICE, BOB, CAROL, CODER, PLANNER, TASK_VERBS, assert_valid, call, events_of, evidence, give,
-    load, result, setup,
+    load, result,
 )  # fmt: skip
 
 PRINCIPALS = [ALICE, PLANNER, BOB, CODER, CAROL]
@@ -108,9 +110,6 @@ async def check_invariants(store: Store, task_id: str) -> None:
 async def test_a_task_is_always_the_replay_of_its_event_log_and_valid_against_the_schema(
     store, project: str, budget: int | None, seed: int, length: int
 ) -> None:
-    if not getattr(store, "_cast_ready", False):
-        await setup(store)
-        store._cast_ready = True  # type: ignore[attr-defined]
     rng = random.Random(seed)
     task = await give(store, project=project, turn_budget=budget)
     await check_invariants(store, task.id)

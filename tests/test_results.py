@@ -11,9 +11,11 @@ from app import service
 from app.domain.clock import now, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.storage.store import results
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
     ALICE, BOB, CODER, PLANNER, assert_valid, drive, events_of, evidence, load, refused, result,
-    setup, snapshot,
+    snapshot,
 )  # fmt: skip
 
 OLD = rfc3339(now() - timedelta(days=8))
@@ -27,7 +29,6 @@ async def revisions(store, task_id: str) -> list[tuple[int, str]]:  # type: igno
 
 
 async def returned(store, project: str = "work", items=None, **fields):  # type: ignore[no-untyped-def]
-    await setup(store)
     task = await drive(store, "working", project=project)
     return await service.return_result(store, CODER, task.id, result(items, **fields))
 
@@ -148,7 +149,6 @@ async def test_cancelling_keeps_a_decided_result_as_it_was(store) -> None:
 
 
 async def test_the_same_submission_id_again_returns_the_task_unchanged(store) -> None:
-    await setup(store)
     task = await drive(store, "working", project="strict")
     first = await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     before = await snapshot(store, task.id)
@@ -159,7 +159,6 @@ async def test_the_same_submission_id_again_returns_the_task_unchanged(store) ->
 
 
 async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store) -> None:
-    await setup(store)
     task = await drive(store, "working", project="strict")
     await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     error = await refused(
@@ -200,7 +199,6 @@ async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store)
     ],
 )
 async def test_a_result_that_breaks_the_shape_is_invalid_input_and_no_move_is_made(store, bad) -> None:
-    await setup(store)
     task = await drive(store, "working")
     items = bad.pop("evidence_items", None)
     error = await refused(store, task.id, InvalidInput, "return_result", CODER, result=result(items, **bad))

@@ -7,14 +7,15 @@ import pytest
 from app import service
 from app.domain.errors import Conflict, InvalidState
 from app.domain.table import table
+# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
+from factory import store  # noqa: F401
 from factory import (
-    ALICE, BOB, CODER, HELPER, PLANNER, call, drive, events_of, give, load, refused, result, setup,
+    ALICE, BOB, CODER, HELPER, PLANNER, call, drive, events_of, give, load, refused, result,
 )  # fmt: skip
 
 
 @pytest.mark.parametrize("verb", ["accept_task", "cancel_task", "deny_task", "hand_back"])
 async def test_a_differing_expected_version_is_a_conflict_and_changes_nothing(store, verb: str) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     who = {"accept_task": CODER, "cancel_task": PLANNER, "deny_task": BOB, "hand_back": CODER}[verb]
     error = await refused(store, task.id, Conflict, verb, who, expected_version=task.version - 1)
@@ -23,7 +24,6 @@ async def test_a_differing_expected_version_is_a_conflict_and_changes_nothing(st
 
 
 async def test_the_expected_version_lets_the_move_through_when_it_matches(store) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     assert task.version == 2
     accepted = await service.accept_task(store, CODER, task.id, expected_version=2)
@@ -33,7 +33,6 @@ async def test_the_expected_version_lets_the_move_through_when_it_matches(store)
 
 
 async def test_the_expected_version_is_checked_on_results_and_decisions_too(store) -> None:
-    await setup(store)
     task = await drive(store, "working", project="review")
     await refused(store, task.id, Conflict, "return_result", CODER, expected_version=1)
     held = await service.return_result(store, CODER, task.id, result(), expected_version=task.version)
@@ -50,7 +49,6 @@ async def subtasks(store, parent_id: str, count: int) -> list:  # type: ignore[n
 
 @pytest.mark.parametrize("resume_to", ["accepted", "working"])
 async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(store, resume_to: str) -> None:
-    await setup(store)
     parent = await drive(store, resume_to)
     first, second = await subtasks(store, parent.id, 2)
     await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
@@ -77,7 +75,6 @@ async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(store,
 
 
 async def test_a_task_waiting_on_agent_does_not_resume_while_a_subtask_is_open(store) -> None:
-    await setup(store)
     parent = await drive(store, "working")
     first, _open = await subtasks(store, parent.id, 2)
     await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
@@ -86,7 +83,6 @@ async def test_a_task_waiting_on_agent_does_not_resume_while_a_subtask_is_open(s
 
 
 async def test_a_task_waiting_on_a_human_does_not_resume_when_its_subtasks_end(store) -> None:
-    await setup(store)
     parent = await drive(store, "working")
     [sub] = await subtasks(store, parent.id, 1)
     await service.wait_on(store, CODER, parent.id, "human", question="Port?")
@@ -95,7 +91,6 @@ async def test_a_task_waiting_on_a_human_does_not_resume_when_its_subtasks_end(s
 
 
 async def test_the_named_agent_answers_a_task_waiting_on_it(store) -> None:
-    await setup(store)
     parent = await drive(store, "waiting", "agent", "working")
     answered = await service.answer(store, PLANNER, parent.id, "use 8080")
     assert answered.state == "working"
@@ -104,7 +99,6 @@ async def test_the_named_agent_answers_a_task_waiting_on_it(store) -> None:
 
 
 async def test_a_second_move_from_the_same_state_fails_with_invalid_state(store) -> None:
-    await setup(store)
     task = await drive(store, "routed")
     await service.accept_task(store, CODER, task.id)
     error = await refused(store, task.id, InvalidState, "accept_task", CODER)
