@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from app.domain import gate, shapes
 from app.domain.clock import new_id
-from app.domain.errors import InvalidInput, NotFound
+from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, check_project, owner_of
 from app.domain.task import JSON, Gate, Task
 from app.service.unit import Moves, run_verb, visible_task
@@ -53,6 +53,18 @@ async def request_capability(store: Store, actor: Principal, inp: HandoffInput) 
 
 
 async def _create(store: Store, actor: Principal, inp: HandoffInput, verb: str) -> Task:
+    try:
+        return await _create_once(store, actor, inp, verb)
+    except Conflict:
+        # A concurrent call with the same idempotency key committed first: return its task.
+        async with store.read() as tx:
+            first = await tx.find_idempotent(actor.id, inp.idempotency_key or "")
+        if first is None:
+            raise
+        return first
+
+
+async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: str) -> Task:
     async with store.write() as tx:
         if inp.idempotency_key is not None:
             first = await tx.find_idempotent(actor.id, inp.idempotency_key)

@@ -12,6 +12,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.errors import Conflict
@@ -110,7 +113,14 @@ class Tx:
         return [mapping.task_from_row(r) for r in rows]
 
     async def insert_task(self, task: Task, created_by: str) -> None:
-        await self.conn.execute(insert(tasks).values(mapping.task_to_row(task, created_by)))
+        """Conflict when the creator already used the task's idempotency key (a concurrent
+        creation committed first); the transaction is then spoilt and must be rolled back."""
+        try:
+            await self.conn.execute(insert(tasks).values(mapping.task_to_row(task, created_by)))
+        except IntegrityError as error:
+            if task.idempotency_key is None:
+                raise
+            raise Conflict(f"idempotency key {task.idempotency_key!r} is already in use") from error
 
     async def update_task(self, task: Task, old_version: int) -> None:
         row = mapping.task_to_row(task)
@@ -165,9 +175,15 @@ class Tx:
 
     # principals
 
+    async def _insert_missing(self, table: Any, values: dict[str, Any]) -> None:
+        """Insert the row unless its key exists, even if a concurrent transaction inserts it
+        first (a plain INSERT would then fail on the primary key)."""
+        stmt = (sqlite_insert if self.sqlite else pg_insert)(table).values(**values)
+        await self.conn.execute(stmt.on_conflict_do_nothing())
+
     async def ensure_person(self, handle: str, at: str) -> None:
         if await self._one(select(persons.c.handle).where(persons.c.handle == handle)) is None:
-            await self.conn.execute(insert(persons).values(handle=handle, created_at=at))
+            await self._insert_missing(persons, {"handle": handle, "created_at": at})
 
     async def person_exists(self, handle: str) -> bool:
         return await self._one(select(persons.c.handle).where(persons.c.handle == handle)) is not None
@@ -175,7 +191,7 @@ class Tx:
     async def ensure_agent(self, agent_id: str, owner: str, at: str) -> None:
         await self.ensure_person(owner, at)
         if not await self.agent_exists(agent_id):
-            await self.conn.execute(insert(agents).values(id=agent_id, owner=owner, created_at=at))
+            await self._insert_missing(agents, {"id": agent_id, "owner": owner, "created_at": at})
 
     async def agent_exists(self, agent_id: str) -> bool:
         return await self._one(select(agents.c.id).where(agents.c.id == agent_id)) is not None
@@ -257,7 +273,8 @@ class Tx:
 
     async def add_member(self, project: str, handle: str, role: str, at: str) -> None:
         if await self.member_role(project, handle) is None:
-            await self.conn.execute(insert(members).values(project=project, handle=handle, role=role, created_at=at))
+            row = {"project": project, "handle": handle, "role": role, "created_at": at}
+            await self._insert_missing(members, row)
 
     async def projects_of(self, handle: str) -> list[str]:
         return [r[0] for r in await self._rows(select(members.c.project).where(members.c.handle == handle))]
