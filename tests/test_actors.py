@@ -97,3 +97,17 @@ async def test_the_person_who_requested_a_task_is_its_requester_side(store) -> N
     await refused(store, task.id, NotFound, "cancel_task", PLANNER)  # not a party to it
     cancelled = await service.cancel_task(store, ALICE, task.id)
     assert cancelled.state == "cancelled"
+
+
+async def test_each_principal_is_offered_the_verbs_it_may_call_now(store) -> None:
+    from app.domain.moves import allowed_verbs
+
+    task = await drive(store, "routed")
+    offered = {who.id: set(allowed_verbs(task, who)) for who in (ALICE, PLANNER, BOB, CODER, CAROL)}
+    assert offered == {
+        "alice": {"cancel_task"},
+        "alice/planner": {"cancel_task"},
+        "bob": {"accept_task", "hand_back", "deny_task"},  # the owner acts for its agent too
+        "bob/coder": {"accept_task", "hand_back"},
+        "carol": set(),
+    }

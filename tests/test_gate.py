@@ -228,3 +228,13 @@ async def test_a_handoff_to_an_agent_nobody_registered_is_not_found(store) -> No
     with pytest.raises(NotFound, match="no agent bob/ghost"):
         await give(store, assignee="bob/ghost")
     assert await snapshot(store) == before
+
+
+async def test_cancelling_a_held_task_closes_its_approval(store) -> None:
+    await register_agents(store)
+    task = await give(store)
+    cancelled = await service.cancel_task(store, PLANNER, task.id)
+    assert (cancelled.state, cancelled.waiting_on) == ("cancelled", None)
+    async with store.read() as tx:
+        [row] = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+    assert row.status == "cancelled"

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from app import service
-from app.domain.clock import now, rfc3339
+from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.storage.store import results
 # This module's `store` comes with the cast of tests/factory.py, its agents and rules.
@@ -203,3 +203,15 @@ async def test_a_result_that_breaks_the_shape_is_invalid_input_and_no_move_is_ma
     items = bad.pop("evidence_items", None)
     error = await refused(store, task.id, InvalidInput, "return_result", CODER, result=result(items, **bad))
     assert error.code == "invalid_input"
+
+
+async def test_evidence_observed_before_the_previous_revision_is_stale_in_the_next(store) -> None:
+    back = await returned(store, project="strict", items=HALF)
+    first_at = parse_rfc3339(back.result["returned_at"])
+    earlier = rfc3339(first_at - timedelta(seconds=1))
+    items = [evidence([0, 1], observed_at=earlier)]
+    again = await service.return_result(store, CODER, back.id, result(items))
+    report = again.result["evidence_report"]
+    assert report["stale"] == [{"evidence": 0, "why": "before_previous_revision"}]
+    assert (again.state, again.result["revision"], again.result["status"]) == ("working", 2, "rejected")
+    assert [v["criterion"] for v in again.result["verdicts"]] == [0, 1]
