@@ -215,3 +215,14 @@ async def test_evidence_observed_before_the_previous_revision_is_stale_in_the_ne
     assert report["stale"] == [{"evidence": 0, "why": "before_previous_revision"}]
     assert (again.state, again.result["revision"], again.result["status"]) == ("working", 2, "rejected")
     assert [v["criterion"] for v in again.result["verdicts"]] == [0, 1]
+
+
+async def test_only_the_assignee_may_repeat_a_submission(store) -> None:
+    task = await drive(store, "working")
+    await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    for who in (PLANNER, ALICE):
+        await refused(store, task.id, Forbidden, "return_result", who, result=result(submission_id="s-1"))
+        await refused(
+            store, task.id, Forbidden, "return_result", who,
+            result=result(summary="other", submission_id="s-1"),
+        )  # fmt: skip

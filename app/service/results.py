@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from app.domain import evidence, lineage, policy, shapes
 from app.domain.clock import new_id, now, sha256_of
-from app.domain.errors import Conflict, InvalidInput
+from app.domain.actors import is_actor
+from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.domain.principals import Principal
 from app.domain.task import JSON, Task
 from app.service.unit import Moves, run_verb, visible_task
@@ -93,6 +94,8 @@ async def _repeated_submission(
         earlier = await tx.find_submission(task_id, result.submission_id or "")
     if earlier is None:
         return None
+    if not is_actor("assignee", actor, task):
+        raise Forbidden(f"{actor.id} may not return_result on this task")
     if earlier._mapping["submission_sha256"] != result.fingerprint():
         raise Conflict(f"submission {result.submission_id} was already used with a different result")
     return task
