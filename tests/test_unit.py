@@ -10,7 +10,7 @@ from app.domain.table import table
 # This module's `store` comes with the cast of tests/factory.py, its agents and rules.
 from factory import store  # noqa: F401
 from factory import (
-    ALICE, BOB, CODER, HELPER, PLANNER, call, drive, events_of, give, load, refused, result,
+    ALICE, BOB, CAROL, CODER, HELPER, PLANNER, call, drive, events_of, give, load, refused, result,
 )  # fmt: skip
 
 
@@ -103,3 +103,19 @@ async def test_a_second_move_from_the_same_state_fails_with_invalid_state(store)
     await service.accept_task(store, CODER, task.id)
     error = await refused(store, task.id, InvalidState, "accept_task", CODER)
     assert error.state == "accepted"
+
+
+async def test_a_subtask_rejected_by_the_gate_at_creation_counts_as_ended(store) -> None:
+    parent = await drive(store, "working")
+    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    denied = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
+    assert denied.state == "waiting"  # carol has no rule: held, still open
+    await service.deny_task(store, CAROL, denied.id)
+    assert (await load(store, parent.id)).state == "working"
+
+    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await service.set_gate_rule(store, CAROL, {"effect": "deny"})
+    rejected = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
+    assert rejected.state == "rejected"
+    resumed = await load(store, parent.id)
+    assert (resumed.state, resumed.version) == ("working", len(await events_of(store, parent.id)))

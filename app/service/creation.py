@@ -10,7 +10,7 @@ from app.domain.clock import new_id
 from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, check_project, owner_of
 from app.domain.task import JSON, Gate, Task
-from app.service.unit import Moves, run_verb, visible_task
+from app.service.unit import Moves, resume_parent, run_verb, visible_task
 from app.storage.store import Store, Tx
 
 
@@ -92,6 +92,7 @@ async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: 
         await _pass_gate(tx, task, verb, recorded)
         await _found_project(tx, task.project, actor, recorded.at)
         await tx.insert_task(task, created_by=actor.id)
+        await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
         await tx.append_events(recorded.events)
     return task
 
