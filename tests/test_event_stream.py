@@ -1,0 +1,156 @@
+"""The event hub and streams, against a real database: order, resume, gaps, overflow."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app import service
+from app.domain.principals import agent, person
+from app.events.hub import FellBehind, Hub
+from app.events.stream import Filters, events_for
+from app.service.creation import HandoffInput
+
+PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
+
+
+async def _people(store):  # type: ignore[no-untyped-def]
+    await service.create_token(store, person("alice"))
+    await service.register_agent(store, person("alice"), "coder")
+    await service.register_agent(store, person("alice"), "writer")
+    return person("alice"), agent("alice/coder"), agent("alice/writer")
+
+
+async def _routed(store, requester, project="demo"):  # type: ignore[no-untyped-def]
+    inp = HandoffInput(project=project, assignee="alice/writer", packet=dict(PACKET))
+    return await service.handoff(store, requester, inp)
+
+
+async def _take(stream, n: int, timeout: float = 10.0):  # type: ignore[no-untyped-def]
+    out = []
+    async with asyncio.timeout(timeout):
+        async for event in stream:
+            out.append(event)
+            if len(out) == n:
+                break
+    return out
+
+
+@pytest.fixture
+async def hub(store):  # type: ignore[no-untyped-def]
+    hub = Hub(store, poll_seconds=0.2)
+    await hub.start()
+    try:
+        yield hub
+    finally:
+        await hub.stop()
+
+
+async def test_live_events_arrive_in_order_with_matching_states(store, hub) -> None:
+    alice, coder, writer = await _people(store)
+    stream = events_for(hub, store, alice, Filters(), after=None)
+    first = asyncio.ensure_future(_take(stream, 4))
+    await asyncio.sleep(0.05)
+    task = await _routed(store, coder)
+    await service.accept_task(store, writer, task.id)
+    await service.start_task(store, writer, task.id)
+    events = await first
+    assert [(e.kind, e.from_state, e.to_state) for e in events] == [
+        ("created", None, "requested"),
+        ("moved", "requested", "routed"),
+        ("moved", "routed", "accepted"),
+        ("moved", "accepted", "working"),
+    ]
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+    await stream.aclose()
+
+
+async def test_resume_from_a_cursor_replays_exactly_what_came_after(store, hub) -> None:
+    alice, coder, writer = await _people(store)
+    task = await _routed(store, coder)
+    async with store.read() as tx:
+        cursor = await tx.last_seq_committed()
+    await service.accept_task(store, writer, task.id)
+    await service.start_task(store, writer, task.id)
+    await service.stop_run(store, alice, task.id)
+    stream = events_for(hub, store, alice, Filters(task_id=task.id), after=cursor)
+    replayed = await _take(stream, 3)
+    assert [e.verb for e in replayed] == ["accept_task", "start_task", "stop_run"]
+    live = asyncio.ensure_future(_take(stream, 1))
+    await service.resume_run(store, alice, task.id)
+    assert [e.verb for e in await live] == ["resume_run"]
+    await stream.aclose()
+
+
+async def test_a_task_subscription_without_cursor_starts_with_a_snapshot(store, hub) -> None:
+    alice, coder, writer = await _people(store)
+    task = await _routed(store, coder)
+    stream = events_for(hub, store, alice, Filters(task_id=task.id), after=None)
+    got = asyncio.ensure_future(_take(stream, 2))
+    await asyncio.sleep(0.1)
+    await service.accept_task(store, writer, task.id)
+    snapshot, moved = await got
+    assert (snapshot.kind, snapshot.to_state, snapshot.version) == ("snapshot", "routed", 2)
+    assert (moved.kind, moved.to_state) == ("moved", "accepted")
+    assert moved.seq > snapshot.seq
+    await stream.aclose()
+
+
+async def test_concurrent_writers_give_one_gapless_ordered_sequence(store, hub) -> None:
+    alice, coder, writer = await _people(store)
+    tasks = [await _routed(store, coder) for _ in range(10)]
+    async with store.read() as tx:
+        start = await tx.last_seq_committed()
+    stream = events_for(hub, store, alice, Filters(), after=start)
+    got = asyncio.ensure_future(_take(stream, 30, timeout=30))
+
+    async def drive(task_id: str) -> None:
+        await service.accept_task(store, writer, task_id)
+        await service.start_task(store, writer, task_id)
+        await service.stop_run(store, alice, task_id)
+
+    await asyncio.gather(*(drive(t.id) for t in tasks))
+    events = await got
+    assert [e.seq for e in events] == list(range(start + 1, start + 31))
+    for t in tasks:
+        mine = [e.to_state for e in events if e.task_id == t.id]
+        assert mine == ["accepted", "working", "waiting"]
+    await stream.aclose()
+
+
+async def test_a_subscriber_never_sees_tasks_it_cannot_see(store, hub) -> None:
+    alice, coder, writer = await _people(store)
+    await service.create_token(store, person("mallory"))
+    await service.register_agent(store, person("mallory"), "spy")
+    spy_stream = events_for(hub, store, agent("mallory/spy"), Filters(), after=0)
+    owner_stream = events_for(hub, store, alice, Filters(), after=0)
+    task = await _routed(store, coder)
+    await service.accept_task(store, writer, task.id)
+    seen = await _take(owner_stream, 3)
+    assert {e.task_id for e in seen} == {task.id}
+    with pytest.raises(TimeoutError):
+        await _take(spy_stream, 1, timeout=0.5)
+    await spy_stream.aclose()
+    await owner_stream.aclose()
+
+
+async def test_a_subscriber_that_falls_behind_is_closed_and_released(store) -> None:
+    hub = Hub(store, queue_size=3, poll_seconds=0.2)
+    await hub.start()
+    try:
+        alice, coder, writer = await _people(store)
+        stream = events_for(hub, store, alice, Filters(), after=None)
+        first = asyncio.ensure_future(stream.__anext__())
+        await asyncio.sleep(0.05)
+        for _ in range(3):
+            await _routed(store, coder)
+        await first
+        await asyncio.sleep(0.5)  # the hub fills the queue past its bound meanwhile
+        with pytest.raises(FellBehind):
+            async with asyncio.timeout(5):
+                async for _ in stream:
+                    pass
+        assert hub.subscribers == set()
+    finally:
+        await hub.stop()
