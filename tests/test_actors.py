@@ -6,6 +6,7 @@ import pytest
 
 from app import service
 from app.domain.errors import Forbidden, NotFound
+from app.domain.moves import allowed_verbs
 from app.domain.principals import person
 # This module's `store` comes with the cast of tests/factory.py, its agents and rules.
 from factory import store  # noqa: F401
@@ -100,8 +101,6 @@ async def test_the_person_who_requested_a_task_is_its_requester_side(store) -> N
 
 
 async def test_each_principal_is_offered_the_verbs_it_may_call_now(store) -> None:
-    from app.domain.moves import allowed_verbs
-
     task = await drive(store, "routed")
     offered = {who.id: set(allowed_verbs(task, who)) for who in (ALICE, PLANNER, BOB, CODER, CAROL)}
     assert offered == {

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from app import service
 from app.domain.errors import InvalidState
+from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.table import table
-from app import service
+from app.domain.task import Task
 from app.service.creation import HandoffInput
 # This module's `store` comes with the cast of tests/factory.py, its agents and rules.
 from factory import store  # noqa: F401
@@ -18,9 +20,6 @@ from factory import (
     ALLOWED, ALICE, BOB, CODER, PLANNER, POSITIONS, TASK_VERBS, call, drive, events_of, load, packet,
     position_id, refused, result,
 )  # fmt: skip
-
-STOPPED = ("waiting", "stopped")
-
 
 @dataclass
 class Case:
@@ -209,14 +208,6 @@ async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None
     assert accepted.updated_at > task.updated_at
 
 
-async def test_approve_handoff_closes_the_approval_and_routes_with_basis_approval(store) -> None:
-    task = await drive(store, "waiting", "owner_approval")
-    approval_id = task.gate.approval_id
-    routed = await service.approve_handoff(store, BOB, task.id, reason="fine")
-    assert routed.state == "routed"
-    assert (routed.gate.basis, routed.gate.approval_id) == ("approval", approval_id)
-
-
 # A principal who would be the verb's actor, so that only the state refuses it.
 RIGHT_ACTOR = {
     "accept_task": CODER, "start_task": CODER, "wait_on": CODER, "return_result": CODER,
@@ -243,9 +234,6 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
 
 
 def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actors() -> None:
-    from app.domain.moves import allowed_verbs
-    from app.domain.task import Task
-
     for (state, waiting_on), verbs in ALLOWED.items():
         task = Task(
             id="T1", project="work", state=state, assignee="bob/coder", packet=packet(),
@@ -256,8 +244,6 @@ def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actor
         offered = set()
         for who in (ALICE, PLANNER, BOB, CODER):
             offered |= set(allowed_verbs(task, who))
-        if state == "verifying":  # the policy's moves out of verifying are the server's
-            offered.discard("return_result")
         assert offered == verbs, (state, waiting_on)
 
 
@@ -265,3 +251,10 @@ async def test_wait_on_needs_no_question(store) -> None:
     task = await drive(store, "working")
     waiting = await service.wait_on(store, CODER, task.id, "human")
     assert (waiting.state, waiting.waiting_on, waiting.question) == ("waiting", "human", None)
+
+
+async def test_the_servers_own_moves_out_of_verifying_are_no_callers_to_make(store) -> None:
+    task = await drive(store, "verifying")
+    for who in (CODER, PLANNER):
+        error = await refused(store, task.id, InvalidState, "return_result", who)
+        assert error.state == "verifying"

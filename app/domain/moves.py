@@ -29,7 +29,8 @@ def allowed_here(task: Task, verb: str) -> bool:
         return False
     if verb == "save_checkpoint":
         return task.state in CHECKPOINT_STATES
-    return bool(table().targets(task.state, verb))
+    # The server's own moves (the gate, the result policy) are no caller's to make.
+    return any(verb in m.verbs and m.actor != "system" for m in table().moves_from(task.state))
 
 
 def check(task: Task, verb: str, principal: Principal | None) -> None:
