@@ -95,12 +95,14 @@ async def setup(store: Store) -> None:
         await service.set_result_rule(store, ALICE, {"policy": policy, "project": project})
 
 
-@pytest.fixture
-async def store(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Store]:
+@pytest.fixture(name="store")
+async def cast_store(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Store]:
     """conftest's `store`, already `setup` with the cast and its standing rules.
 
-    A test module that imports it (`from factory import store  # noqa: F401`) overrides
-    conftest's fixture of that name. On SQLite the database is a copy of a template built
+    A test module that imports it (`from factory import cast_store`) overrides conftest's
+    `store` fixture for its tests. On SQLite the database is a copy of a template built
     once per run (migrating takes longer than most tests); on PostgreSQL it is migrated
     and set up afresh.
     """
@@ -144,7 +146,9 @@ def packet(**overrides: Any) -> dict[str, Any]:
     }
 
 
-def handoff_input(project: str = "work", assignee: str = "bob/coder", **fields: Any) -> HandoffInput:
+def handoff_input(
+    project: str = "work", assignee: str = "bob/coder", **fields: Any
+) -> HandoffInput:
     fields.setdefault("packet", packet())
     return HandoffInput(project=project, assignee=assignee, **fields)
 
@@ -239,7 +243,9 @@ async def drive(
     return task
 
 
-def _steps(state: str, waiting_on: str | None, resume_to: str | None) -> list[tuple[str, Principal, dict]]:
+def _steps(
+    state: str, waiting_on: str | None, resume_to: str | None
+) -> list[tuple[str, Principal, dict]]:
     accept = ("accept_task", CODER, {})
     start = ("start_task", CODER, {})
     if state == "routed":
@@ -253,7 +259,11 @@ def _steps(state: str, waiting_on: str | None, resume_to: str | None) -> list[tu
         run = [accept] if resume_to == "accepted" else [accept, start]
         how = {
             "human": ("wait_on", CODER, {"on": "human", "question": "Which port?"}),
-            "agent": ("wait_on", CODER, {"on": "agent", "agent": "alice/planner", "question": "Port?"}),
+            "agent": (
+                "wait_on",
+                CODER,
+                {"on": "agent", "agent": "alice/planner", "question": "Port?"},
+            ),
             "stopped": ("stop_run", BOB, {"reason": "pausing"}),
         }[waiting_on or ""]
         return [*run, how]
@@ -306,7 +316,9 @@ async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
             "checkpoints": _rows(
                 await tx._rows(select(checkpoints).where(checkpoints.c.task_id == task_id))
             ),
-            "approvals": _rows(await tx._rows(select(approvals).where(approvals.c.task_id == task_id))),
+            "approvals": _rows(
+                await tx._rows(select(approvals).where(approvals.c.task_id == task_id))
+            ),
         }
 
 
@@ -314,7 +326,9 @@ def _rows(rows: list[Any]) -> list[dict[str, Any]]:
     return sorted((dict(r._mapping) for r in rows), key=lambda r: str(r.get("id")))
 
 
-async def refused(store: Store, task_id: str, error: type[ProtocolError], verb: str, who: Principal, **kw: Any) -> ProtocolError:
+async def refused(
+    store: Store, task_id: str, error: type[ProtocolError], verb: str, who: Principal, **kw: Any
+) -> ProtocolError:
     """Call the verb, expect `error`, and check that nothing about the task changed."""
     before = await snapshot(store, task_id)
     try:
@@ -328,7 +342,9 @@ async def refused(store: Store, task_id: str, error: type[ProtocolError], verb: 
 
 # The protocol's task object.
 
-_SCHEMA = Path(__file__).resolve().parent.parent / "app" / "domain" / "protocol" / "task.schema.json"
+_SCHEMA = (
+    Path(__file__).resolve().parent.parent / "app" / "domain" / "protocol" / "task.schema.json"
+)
 
 
 @cache
@@ -340,5 +356,8 @@ def task_validator() -> Draft202012Validator:
 
 def assert_valid(task: Task) -> None:
     """The task object is valid against task.schema.json, formats (date-time) included."""
-    errors = [f"{list(e.absolute_path)}: {e.message}" for e in task_validator().iter_errors(task.to_protocol())]
+    errors = [
+        f"{list(e.absolute_path)}: {e.message}"
+        for e in task_validator().iter_errors(task.to_protocol())
+    ]
     assert not errors, errors

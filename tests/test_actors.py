@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import pytest
+from factory import (
+    ALICE,
+    ALLOWED,
+    BOB,
+    CAROL,
+    CODER,
+    PLANNER,
+    POSITIONS,
+    SPY,
+    TASK_VERBS,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    give,
+    position_id,
+    refused,
+)  # fmt: skip
 
 from app import service
 from app.domain.errors import Forbidden, NotFound
 from app.domain.moves import allowed_verbs
 from app.domain.principals import person
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALLOWED, ALICE, BOB, CAROL, CODER, PLANNER, POSITIONS, SPY, TASK_VERBS, drive, give, position_id,
-    refused,
-)  # fmt: skip
 
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
 ASSIGNEE_OWNER = {"stop_run", "resume_run", "approve_handoff", "deny_task"}
@@ -46,6 +56,7 @@ def wrong_principals(verb: str, waiting_on: str | None):  # type: ignore[no-unty
 
 
 LIVE = [p for p in POSITIONS if p[0] not in ("completed", "rejected", "cancelled")]
+
 
 @pytest.mark.parametrize("position", LIVE, ids=position_id)
 async def test_a_principal_who_sees_the_task_but_is_not_the_actor_is_forbidden_and_changes_nothing(

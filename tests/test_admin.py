@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from factory import ALICE, BOB, CODER, register_agents
 
 from app import service
 from app.domain.errors import Forbidden, InvalidInput, NotFound
-from factory import ALICE, BOB, CODER, register_agents
 
 
 async def test_an_agent_administers_nothing(store) -> None:

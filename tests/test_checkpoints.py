@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import pytest
+from factory import (
+    CHECKPOINT,
+    CODER,
+    assert_valid,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    events_of,
+    give,
+    load,
+    refused,
+    result,
+    snapshot,
+)  # fmt: skip
 from sqlalchemy import select
 
 from app import service
 from app.domain.clock import sha256_of
 from app.domain.errors import InvalidInput, TurnBudgetExhausted
 from app.storage.store import checkpoints
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    CHECKPOINT, CODER, assert_valid, drive, events_of, give, load, refused, result, snapshot,
-)  # fmt: skip
 
 FILLED = {
     "progress": "wrote the handler", "decisions": [], "files_touched": [],
@@ -28,14 +36,24 @@ async def stored_checkpoints(store, task_id: str) -> list:  # type: ignore[no-un
 
 @pytest.mark.parametrize(
     "position",
-    [("accepted", None, None), ("working", None, None), ("waiting", "human", "working"),
-     ("waiting", "stopped", "accepted")],  # fmt: skip
+    [
+        ("accepted", None, None),
+        ("working", None, None),
+        ("waiting", "human", "working"),
+        ("waiting", "stopped", "accepted"),
+    ],
     ids=lambda p: "-".join(x for x in p if x),
 )
-async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(store, position) -> None:
+async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(
+    store, position
+) -> None:
     task = await drive(store, *position)
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
-    assert (saved.state, saved.waiting_on, saved.version) == (task.state, task.waiting_on, task.version + 1)
+    assert (saved.state, saved.waiting_on, saved.version) == (
+        task.state,
+        task.waiting_on,
+        task.version + 1,
+    )
     assert saved.latest_checkpoint == FILLED
     assert saved.latest_checkpoint_by == {
         "agent": "bob/coder", "provenance": "agent_generated", "handed_back": False,
@@ -43,11 +61,17 @@ async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(s
     assert saved.updated_at > task.updated_at
     event = (await events_of(store, task.id))[-1]
     assert (event.kind, event.verb, event.actor) == ("checkpointed", "save_checkpoint", "bob/coder")
-    assert (event.from_state, event.to_state, event.waiting_on) == (task.state, task.state, task.waiting_on)
+    assert (event.from_state, event.to_state, event.waiting_on) == (
+        task.state,
+        task.state,
+        task.waiting_on,
+    )
     assert_valid(await load(store, task.id))
 
 
-async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonical_json(store) -> None:
+async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonical_json(
+    store,
+) -> None:
     task = await drive(store, "working")
     await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     latest = await service.save_checkpoint(store, CODER, task.id, {"progress": "documented it"})
@@ -60,7 +84,9 @@ async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonic
 
 async def test_hand_back_with_a_checkpoint_marks_it_handed_back(store) -> None:
     task = await drive(store, "working")
-    back = await service.hand_back(store, CODER, task.id, reason="stuck", checkpoint=dict(CHECKPOINT))
+    back = await service.hand_back(
+        store, CODER, task.id, reason="stuck", checkpoint=dict(CHECKPOINT)
+    )
     assert back.state == "returned"
     assert back.latest_checkpoint == FILLED
     assert back.latest_checkpoint_by["handed_back"] is True
@@ -68,10 +94,15 @@ async def test_hand_back_with_a_checkpoint_marks_it_handed_back(store) -> None:
     assert row.handed_back is True
 
 
-async def test_each_checkpoint_spends_one_turn_and_at_zero_save_checkpoint_is_refused(store) -> None:
+async def test_each_checkpoint_spends_one_turn_and_at_zero_save_checkpoint_is_refused(
+    store,
+) -> None:
     task = await give(store, turn_budget=2)
     await service.accept_task(store, CODER, task.id)
-    budgets = [(await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))).turn_budget for _ in range(2)]
+    budgets = [
+        (await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))).turn_budget
+        for _ in range(2)
+    ]
     assert budgets == [1, 0]
     error = await refused(store, task.id, TurnBudgetExhausted, "save_checkpoint", CODER)
     assert error.code == "turn_budget_exhausted"

@@ -20,7 +20,7 @@ SCRIPT = Path(sys.executable).parent / "prickle"
 def prickle(*args: str, script: bool = False) -> subprocess.CompletedProcess[str]:
     command = [str(SCRIPT)] if script else [sys.executable, "-m", "app.cli"]
     return subprocess.run(
-        [*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
 
 
@@ -28,7 +28,9 @@ def last_line(out: str) -> str:
     return out.rstrip("\n").rsplit("\n", 1)[-1]
 
 
-async def test_migrate_then_token_create_prints_a_token_that_authenticates(database_url: str) -> None:
+async def test_migrate_then_token_create_prints_a_token_that_authenticates(
+    database_url: str,
+) -> None:
     migrated = prickle("migrate", "--database-url", database_url)
     assert migrated.returncode == 0, migrated.stderr
     owner = prickle("token", "create", "--owner", "alice", "--database-url", database_url)
@@ -40,7 +42,9 @@ async def test_migrate_then_token_create_prints_a_token_that_authenticates(datab
     store = Store(database_url)
     try:
         assert await authenticate(store, f"Bearer {owner_token}") == Principal("person", "alice")
-        assert await authenticate(store, f"Bearer {agent_token}") == Principal("agent", "alice/coder")
+        assert await authenticate(store, f"Bearer {agent_token}") == Principal(
+            "agent", "alice/coder"
+        )
     finally:
         await store.close()
 

@@ -8,11 +8,22 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from factory import (
+    BOB,
+    CODER,
+    HELPER,
+    PLANNER,
+    call,
+    drive,
+    events_of,
+    give,
+    load,
+    setup,
+    snapshot,
+)  # fmt: skip
+
 from app import service
 from app.domain.errors import Conflict, InvalidState, ProtocolError, TurnBudgetExhausted
-from factory import (
-    BOB, CODER, HELPER, PLANNER, call, drive, events_of, give, load, setup, snapshot,
-)  # fmt: skip
 
 
 async def outcomes(calls) -> list:  # type: ignore[no-untyped-def]
@@ -62,7 +73,9 @@ async def test_concurrent_checkpoints_never_overspend_the_turn_budget(store) -> 
     count = kinds(results)
     assert count["ok"] == 3, count
     assert all(
-        isinstance(r, TurnBudgetExhausted | Conflict) for r in results if isinstance(r, BaseException)
+        isinstance(r, TurnBudgetExhausted | Conflict)
+        for r in results
+        if isinstance(r, BaseException)
     )
     stored = await load(store, task.id)
     assert (stored.turn_budget, stored.version) == (0, 3 + 3)
@@ -80,7 +93,10 @@ async def test_concurrent_handoffs_with_one_idempotency_key_create_one_task(stor
 async def test_subtasks_ending_together_resume_their_parent_exactly_once(store) -> None:
     await setup(store)
     parent = await drive(store, "working")
-    subs = [await give(store, by=CODER, assignee="bob/helper", parent_task_id=parent.id) for _ in range(4)]
+    subs = [
+        await give(store, by=CODER, assignee="bob/helper", parent_task_id=parent.id)
+        for _ in range(4)
+    ]
     await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
     await outcomes(service.cancel_task(store, CODER, s.id) for s in subs)
     stored = await load(store, parent.id)

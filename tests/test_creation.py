@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import pytest
+from factory import (
+    ALICE,
+    CODER,
+    PLANNER,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    events_of,
+    give,
+    handoff_input,
+    packet,
+    refused,
+    snapshot,
+)  # fmt: skip
 
 from app import service
 from app.domain.errors import InvalidInput, NotFound
 from app.service.creation import HandoffInput
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALICE, CODER, PLANNER, drive, events_of, give, handoff_input, packet, refused, snapshot,
-)  # fmt: skip
 
 
-async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(store) -> None:
+async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(
+    store,
+) -> None:
     first = await give(store, idempotency_key="k-1")
     counts = await snapshot(store)
     again = await give(store, idempotency_key="k-1", packet=packet(task="Something else"))
@@ -37,7 +47,7 @@ async def test_the_same_idempotency_key_from_another_principal_creates_another_t
 
 
 async def test_request_capability_is_idempotent_by_key_too(store) -> None:
-    inp = lambda: HandoffInput(  # noqa: E731
+    inp = lambda: HandoffInput(
         project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"},
         idempotency_key="k-2",
     )  # fmt: skip
@@ -50,7 +60,11 @@ async def test_request_capability_is_idempotent_by_key_too(store) -> None:
 async def test_a_handoff_fills_the_packets_defaults_and_starts_at_version_two(store) -> None:
     task = await give(store, display_title="Health check")
     assert task.packet == {**packet(), "context": "", "files": [], "depends_on": []}
-    assert (task.version, task.requester, task.display_title) == (2, "alice/planner", "Health check")
+    assert (task.version, task.requester, task.display_title) == (
+        2,
+        "alice/planner",
+        "Health check",
+    )
     assert task.requested_by == {"kind": "agent", "agent_id": "alice/planner"}
     assert task.created_at == task.updated_at
 
@@ -64,7 +78,9 @@ async def test_task_ids_are_server_made_and_sort_by_creation(store) -> None:
 TOO_BIG = [
     pytest.param({"packet": packet(task="x" * 501)}, id="task-501-chars"),
     pytest.param({"packet": packet(task="")}, id="empty-task"),
-    pytest.param({"packet": packet(acceptance_criteria=[f"c{i}" for i in range(21)])}, id="21-criteria"),
+    pytest.param(
+        {"packet": packet(acceptance_criteria=[f"c{i}" for i in range(21)])}, id="21-criteria"
+    ),
     pytest.param({"packet": packet(acceptance_criteria=[])}, id="no-criteria"),
     pytest.param({"packet": packet(deliverable_type="poem")}, id="unknown-deliverable-type"),
     pytest.param({"packet": packet(colour="red")}, id="unknown-packet-field"),
@@ -87,7 +103,9 @@ TOO_BIG = [
 
 
 @pytest.mark.parametrize("bad", TOO_BIG)
-async def test_a_handoff_outside_the_schema_is_invalid_input_and_creates_nothing(store, bad) -> None:
+async def test_a_handoff_outside_the_schema_is_invalid_input_and_creates_nothing(
+    store, bad
+) -> None:
     before = await snapshot(store)
     with pytest.raises(InvalidInput) as raised:
         await service.handoff(store, PLANNER, handoff_input(**bad))
@@ -133,7 +151,9 @@ async def test_a_malformed_task_id_is_invalid_input(store) -> None:
         pytest.param("save_checkpoint", {"checkpoint": "progress"}, InvalidInput, id="checkpoint-not-object"),
     ],
 )  # fmt: skip
-async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(store, verb, kw, error) -> None:
+async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(
+    store, verb, kw, error
+) -> None:
     task = await drive(store, "working")
     who = PLANNER if verb == "cancel_task" else CODER
     await refused(store, task.id, error, verb, who, **kw)
@@ -152,6 +172,8 @@ async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(store, v
                      id="unknown-capability-kind"),
     ],
 )  # fmt: skip
-async def test_a_reroute_with_bad_arguments_is_refused_and_changes_nothing(store, kw, error) -> None:
+async def test_a_reroute_with_bad_arguments_is_refused_and_changes_nothing(
+    store, kw, error
+) -> None:
     task = await drive(store, "returned")
     await refused(store, task.id, error, "reroute", PLANNER, **kw)

@@ -21,7 +21,16 @@ def test_the_task_states_page_counts_states_moves_and_ends() -> None:
 
 def test_the_task_states_page_has_a_section_per_state_and_marks_the_final_ones() -> None:
     text = task_states_markdown()
-    for name in ("requested", "routed", "accepted", "working", "waiting", "verifying", "approval", "returned"):
+    for name in (
+        "requested",
+        "routed",
+        "accepted",
+        "working",
+        "waiting",
+        "verifying",
+        "approval",
+        "returned",
+    ):
         assert f"## `{name}`\n" in text
     for name in ("completed", "rejected", "cancelled"):
         assert f"## `{name}` (final)\n" in text

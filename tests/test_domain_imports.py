@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ("starlette", "strawberry", "sqlmodel", "sqlalchemy", "uvicorn", "alembic", "asyncpg", "aiosqlite")
+FORBIDDEN = (
+    "starlette",
+    "strawberry",
+    "sqlmodel",
+    "sqlalchemy",
+    "uvicorn",
+    "alembic",
+    "asyncpg",
+    "aiosqlite",
+)
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -22,11 +31,18 @@ print(json.dumps({"domain": names, "loaded": sorted(sys.modules)}))
 
 def test_importing_every_domain_module_loads_no_web_framework_or_orm() -> None:
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     probe = json.loads(out.stdout)
     assert len(probe["domain"]) > 10  # every module of app/domain was imported
     loaded = {name.split(".")[0] for name in probe["loaded"]}
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
-    outside = {n for n in probe["loaded"] if n.startswith("app.") and not n.startswith("app.domain")}
+    outside = {
+        n for n in probe["loaded"] if n.startswith("app.") and not n.startswith("app.domain")
+    }
     assert not outside, sorted(outside)

@@ -5,14 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from factory import (
+    CODER,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    evidence,
+    result,
+)
 
 from app import service
 from app.domain.clock import now, rfc3339
 from app.domain.errors import InvalidInput
 from app.domain.evidence import check_indexes, failing_criteria, report
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import CODER, drive, evidence, result
 
 NOW = now()
 FRESH = rfc3339(NOW - timedelta(hours=1))

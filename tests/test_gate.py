@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from factory import (
+    ALICE,
+    BOB,
+    CAROL,
+    CODER,
+    PLANNER,
+    events_of,
+    give,
+    packet,
+    register_agents,
+    snapshot,
+)  # fmt: skip
 from sqlalchemy import select
 
 from app import service
@@ -10,9 +22,6 @@ from app.domain.errors import NotFound
 from app.domain.gate import Decision, GateRule, Request, decide
 from app.service.creation import HandoffInput
 from app.storage.store import approvals
-from factory import (
-    ALICE, BOB, CAROL, CODER, PLANNER, events_of, give, packet, register_agents, snapshot,
-)  # fmt: skip
 
 REQUEST = Request(
     assignee_owner="bob", requester_owner="alice", requester_agent="alice/planner",
@@ -102,7 +111,9 @@ async def test_an_allow_rule_of_the_assignee_owner_routes_the_handoff(store) -> 
 async def test_a_deny_rule_rejects_the_handoff_and_the_reason_names_it(store) -> None:
     await register_agents(store)
     await service.set_gate_rule(store, BOB, {"effect": "allow", "priority": 1})
-    deny = await service.set_gate_rule(store, BOB, {"effect": "deny", "priority": 2, "project": "work"})
+    deny = await service.set_gate_rule(
+        store, BOB, {"effect": "deny", "priority": 2, "project": "work"}
+    )
     task = await give(store)
     assert (task.state, task.waiting_on, task.gate.rule_id) == ("rejected", None, deny.id)
     gated = (await events_of(store, task.id))[-1]
@@ -172,7 +183,9 @@ async def test_request_capability_picks_an_agent_offering_it_and_records_the_rou
 async def test_request_capability_prefers_an_agent_of_the_callers_own_owner(store) -> None:
     await register_agents(store)
     await service.register_agent(store, ALICE, "builder", [{"kind": "repo", "name": "prickle"}])
-    inp = HandoffInput(project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"})
+    inp = HandoffInput(
+        project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"}
+    )
     task = await service.request_capability(store, PLANNER, inp)
     assert (task.assignee, task.gate.basis) == ("alice/builder", "same_owner")
 
@@ -193,7 +206,11 @@ async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
     await service.hand_back(store, CODER, task.id, reason="not mine")
 
     held = await service.reroute(store, PLANNER, task.id, assignee="carol/spy")
-    assert (held.assignee, held.state, held.waiting_on) == ("carol/spy", "waiting", "owner_approval")
+    assert (held.assignee, held.state, held.waiting_on) == (
+        "carol/spy",
+        "waiting",
+        "owner_approval",
+    )
     async with store.read() as tx:
         rows = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
     assert [(r.owner, r.status) for r in rows] == [("carol", "pending")]
@@ -204,7 +221,9 @@ async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
 async def test_reroute_to_an_owner_who_denies_rejects_the_task(store) -> None:
     await register_agents(store)
     await service.set_gate_rule(store, BOB, {"effect": "allow"})
-    await service.set_gate_rule(store, CAROL, {"effect": "deny", "requester_agent": "alice/planner"})
+    await service.set_gate_rule(
+        store, CAROL, {"effect": "deny", "requester_agent": "alice/planner"}
+    )
     task = await give(store)
     await service.hand_back(store, CODER, task.id)
     rejected = await service.reroute(store, PLANNER, task.id, assignee="carol/spy")

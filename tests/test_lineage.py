@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+from factory import (
+    ALICE,
+    CAROL,
+    CHECKPOINT,
+    CODER,
+    PLANNER,
+    assert_valid,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    give,
+    result,
+)  # fmt: skip
 from sqlalchemy import select
 
 from app import service
@@ -9,11 +21,6 @@ from app.domain.clock import canonical_json, sha256_of
 from app.domain.lineage import provenance_status
 from app.domain.principals import agent
 from app.storage.store import checkpoints
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALICE, CAROL, CHECKPOINT, CODER, PLANNER, assert_valid, drive, give, result,
-)  # fmt: skip
 
 
 async def finish(store, task_id: str, assignee=CODER, **fields):  # type: ignore[no-untyped-def]
@@ -132,4 +139,3 @@ def test_an_unknown_checkpoint_is_only_claimed() -> None:
     item = {"kind": "checkpoint", "task_id": "T", "checkpoint_id": "C", "sha256": "0" * 64}
     assert provenance_status([item], {}) == "claimed"
     assert provenance_status([item], {("checkpoint", "C"): "0" * 64}) == "attested"
-

@@ -6,6 +6,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from factory import (
+    ALICE,
+    ALLOWED,
+    BOB,
+    CODER,
+    PLANNER,
+    POSITIONS,
+    TASK_VERBS,
+    call,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    events_of,
+    load,
+    packet,
+    position_id,
+    refused,
+    result,
+)  # fmt: skip
 
 from app import service
 from app.domain.errors import InvalidState
@@ -14,12 +32,7 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.service.creation import HandoffInput
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALLOWED, ALICE, BOB, CODER, PLANNER, POSITIONS, TASK_VERBS, call, drive, events_of, load, packet,
-    position_id, refused, result,
-)  # fmt: skip
+
 
 @dataclass
 class Case:
@@ -120,7 +133,11 @@ async def test_each_move_made_by_its_actor_lands_where_the_table_says_and_logs_i
     final = case.to if case.to != "verifying" else "completed"
     assert (moved.state, moved.waiting_on) == (final, case.waiting_on)
     stored = await load(store, task.id)
-    assert (stored.state, stored.waiting_on, stored.version) == (final, case.waiting_on, moved.version)
+    assert (stored.state, stored.waiting_on, stored.version) == (
+        final,
+        case.waiting_on,
+        moved.version,
+    )
     new = (await events_of(store, task.id))[seen:]
     assert stored.version == task.version + len(new)
     [event] = [e for e in new if (e.from_state, e.to_state) == (case.from_state, case.to)]
@@ -229,7 +246,11 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
         error = await refused(store, task.id, InvalidState, verb, RIGHT_ACTOR[verb])
         assert error.code == "invalid_state"
         assert (error.verb, error.state, error.waiting_on) == (verb, state, waiting_on)
-        assert error.extensions == {"code": "invalid_state", "state": state, "waiting_on": waiting_on}
+        assert error.extensions == {
+            "code": "invalid_state",
+            "state": state,
+            "waiting_on": waiting_on,
+        }
         assert error.message.startswith(f"Can't {verb} when in {state}")
 
 

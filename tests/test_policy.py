@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+from factory import packet
+
 from app.domain.policy import ResultRule, judge, pick
 from app.domain.task import Task
-from factory import packet
 
 
 def task(**fields) -> Task:  # type: ignore[no-untyped-def]
-    base = dict(
-        id="T1", project="web", state="verifying", assignee="bob/coder", packet=packet(),
-        requested_by={"kind": "agent", "agent_id": "alice/planner"}, route={"via": "handoff"},
-        created_at="", updated_at="", requester="alice/planner",
-    )  # fmt: skip
+    base = {
+        "id": "T1", "project": "web", "state": "verifying", "assignee": "bob/coder",
+        "packet": packet(), "requested_by": {"kind": "agent", "agent_id": "alice/planner"},
+        "route": {"via": "handoff"}, "created_at": "", "updated_at": "",
+        "requester": "alice/planner",
+    }  # fmt: skip
     return Task(**{**base, **fields})
 
 
-def rule(id: str, policy: str, owner: str = "alice", created_at: str = "1", **match: str) -> ResultRule:
+def rule(
+    id: str, policy: str, owner: str = "alice", created_at: str = "1", **match: str
+) -> ResultRule:
     return ResultRule(id=id, owner=owner, policy=policy, created_at=created_at, **match)
 
 
 def test_no_rule_of_the_requesters_owner_means_v0() -> None:
     assert pick([rule("r1", "require_approval", owner="bob")], task()) is None
-    assert judge(None, {"complete": False, "coverage": [], "stale": [], "uncovered": []}).decided_by_policy == "v0"
+    assert (
+        judge(
+            None, {"complete": False, "coverage": [], "stale": [], "uncovered": []}
+        ).decided_by_policy
+        == "v0"
+    )
 
 
 def test_the_most_specific_matching_rule_applies() -> None:
@@ -36,7 +45,10 @@ def test_the_most_specific_matching_rule_applies() -> None:
 
 
 def test_among_equally_specific_rules_the_newest_applies() -> None:
-    rules = [rule("r1", "auto_accept", created_at="1"), rule("r2", "require_approval", created_at="2")]
+    rules = [
+        rule("r1", "auto_accept", created_at="1"),
+        rule("r2", "require_approval", created_at="2"),
+    ]
     assert pick(rules, task()).id == "r2"
 
 

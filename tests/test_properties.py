@@ -4,6 +4,23 @@ from __future__ import annotations
 
 import random
 
+from factory import (
+    ALICE,
+    ALLOWED,
+    BOB,
+    CAROL,
+    CODER,
+    PLANNER,
+    TASK_VERBS,
+    assert_valid,
+    call,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    events_of,
+    evidence,
+    give,
+    load,
+    result,
+)  # fmt: skip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,12 +29,6 @@ from app.domain.events import Event
 from app.domain.table import table
 from app.domain.task import Task
 from app.storage.store import Store
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALLOWED, ALICE, BOB, CAROL, CODER, PLANNER, TASK_VERBS, assert_valid, call, events_of, evidence, give,
-    load, result,
-)  # fmt: skip
 
 PRINCIPALS = [ALICE, PLANNER, BOB, CODER, CAROL]
 
@@ -73,16 +84,27 @@ def step(rng: random.Random, task: Task):  # type: ignore[no-untyped-def]
 def replay(events: list[Event]) -> tuple[str, str | None]:
     """Fold the log through the table; every step must start where the previous one ended."""
     first = events[0]
-    assert (first.kind, first.from_state, first.to_state, first.version) == ("created", None, "requested", 1)
+    assert (first.kind, first.from_state, first.to_state, first.version) == (
+        "created",
+        None,
+        "requested",
+        1,
+    )
     state, waiting_on = "requested", None
     for number, event in enumerate(events[1:], start=2):
         assert event.version == number
-        assert event.from_state == state, f"event {number} starts at {event.from_state}, not {state}"
+        assert event.from_state == state, (
+            f"event {number} starts at {event.from_state}, not {state}"
+        )
         if event.kind == "checkpointed":
             assert (event.verb, event.to_state) == ("save_checkpoint", state)
             assert event.waiting_on == waiting_on
         else:
-            assert table().find(state, event.to_state, event.verb), (state, event.to_state, event.verb)
+            assert table().find(state, event.to_state, event.verb), (
+                state,
+                event.to_state,
+                event.verb,
+            )
         state, waiting_on = event.to_state, event.waiting_on
         assert (waiting_on is not None) == (state == "waiting")
     return state, waiting_on

@@ -5,18 +5,27 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from factory import (
+    ALICE,
+    BOB,
+    CODER,
+    PLANNER,
+    assert_valid,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    events_of,
+    evidence,
+    load,
+    refused,
+    result,
+    snapshot,
+)  # fmt: skip
 from sqlalchemy import select
 
 from app import service
 from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.storage.store import results
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALICE, BOB, CODER, PLANNER, assert_valid, drive, events_of, evidence, load, refused, result,
-    snapshot,
-)  # fmt: skip
 
 OLD = rfc3339(now() - timedelta(days=8))
 HALF = [evidence([0])]  # cites criterion 0 of 2
@@ -40,7 +49,11 @@ async def test_by_default_v0_completes_a_result_of_the_required_shape(store) -> 
     assert (body["status"], body["decided_by"], body["decided_by_policy"]) == (
         "accepted", {"kind": "system"}, "v0",
     )  # fmt: skip
-    assert (body["revision"], body["returned_by"], body["verified_by"]) == (1, "bob/coder", {"kind": "system"})
+    assert (body["revision"], body["returned_by"], body["verified_by"]) == (
+        1,
+        "bob/coder",
+        {"kind": "system"},
+    )
     assert body["verdicts"] == []
     assert_valid(done)
     assert await revisions(store, done.id) == [(1, "accepted")]
@@ -48,7 +61,8 @@ async def test_by_default_v0_completes_a_result_of_the_required_shape(store) -> 
 
 async def test_return_result_moves_through_verifying_in_the_same_call(store) -> None:
     done = await returned(store)
-    moves = [(e.kind, e.from_state, e.to_state, e.actor) for e in await events_of(store, done.id)][-2:]
+    last_two = (await events_of(store, done.id))[-2:]
+    moves = [(e.kind, e.from_state, e.to_state, e.actor) for e in last_two]
     assert moves == [
         ("result", "working", "verifying", "bob/coder"),
         ("moved", "verifying", "completed", None),
@@ -58,7 +72,10 @@ async def test_return_result_moves_through_verifying_in_the_same_call(store) -> 
 async def test_an_auto_accept_rule_completes_the_result(store) -> None:
     done = await returned(store, project="easy", items=HALF)
     assert done.state == "completed"
-    assert (done.result["decided_by"], done.result["decided_by_policy"]) == ({"kind": "system"}, "auto_accept")
+    assert (done.result["decided_by"], done.result["decided_by_policy"]) == (
+        {"kind": "system"},
+        "auto_accept",
+    )
 
 
 async def test_require_complete_evidence_sends_an_incomplete_result_back_to_working(store) -> None:
@@ -72,7 +89,9 @@ async def test_require_complete_evidence_sends_an_incomplete_result_back_to_work
     assert await revisions(store, back.id) == [(1, "rejected")]
 
 
-async def test_require_complete_evidence_fails_a_criterion_cited_only_by_stale_evidence(store) -> None:
+async def test_require_complete_evidence_fails_a_criterion_cited_only_by_stale_evidence(
+    store,
+) -> None:
     items = [evidence([0], observed_at=OLD), evidence([1])]
     back = await returned(store, project="strict", items=items)
     assert back.state == "working"
@@ -83,7 +102,11 @@ async def test_require_complete_evidence_fails_a_criterion_cited_only_by_stale_e
 async def test_require_complete_evidence_completes_a_complete_result(store) -> None:
     back = await returned(store, project="strict", items=HALF)
     done = await service.return_result(store, CODER, back.id, result())
-    assert (done.state, done.result["status"], done.result["revision"]) == ("completed", "accepted", 2)
+    assert (done.state, done.result["status"], done.result["revision"]) == (
+        "completed",
+        "accepted",
+        2,
+    )
     assert done.result["decided_by"] == {"kind": "system"}
     assert await revisions(store, done.id) == [(1, "superseded"), (2, "accepted")]
     assert_valid(done)
@@ -91,7 +114,11 @@ async def test_require_complete_evidence_completes_a_complete_result(store) -> N
 
 async def test_require_approval_holds_the_result_for_the_requesters_owner(store) -> None:
     held = await returned(store, project="review")
-    assert (held.state, held.result["status"], held.result["decided_by"]) == ("approval", "submitted", None)
+    assert (held.state, held.result["status"], held.result["decided_by"]) == (
+        "approval",
+        "submitted",
+        None,
+    )
     assert_valid(held)
 
 
@@ -101,8 +128,13 @@ async def test_require_approval_holds_the_result_for_the_requesters_owner(store)
 )
 async def test_the_requesters_owner_decides_a_held_result(store, decision: str, state: str) -> None:
     held = await returned(store, project="review")
-    verdicts = [{"criterion": 0, "accepted": True, "note": "seen it"}, {"criterion": 1, "accepted": decision == "accept"}]
-    decided = await service.decide_result(store, ALICE, held.id, decision, verdicts, reason="read it")
+    verdicts = [
+        {"criterion": 0, "accepted": True, "note": "seen it"},
+        {"criterion": 1, "accepted": decision == "accept"},
+    ]
+    decided = await service.decide_result(
+        store, ALICE, held.id, decision, verdicts, reason="read it"
+    )
     status = "accepted" if decision == "accept" else "rejected"
     assert (decided.state, decided.result["status"]) == (state, status)
     assert decided.result["decided_by"] == {"kind": "person", "handle": "alice"}
@@ -115,7 +147,11 @@ async def test_a_result_after_request_changes_is_a_new_revision(store) -> None:
     held = await returned(store, project="review")
     await service.decide_result(store, ALICE, held.id, "request_changes", reason="add docs")
     again = await service.return_result(store, CODER, held.id, result(summary="Now documented"))
-    assert (again.state, again.result["revision"], again.result["status"]) == ("approval", 2, "submitted")
+    assert (again.state, again.result["revision"], again.result["status"]) == (
+        "approval",
+        2,
+        "submitted",
+    )
     assert await revisions(store, held.id) == [(1, "superseded"), (2, "submitted")]
 
 
@@ -175,7 +211,9 @@ async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store)
         pytest.param({"evidence_items": [evidence([0])] * 21}, id="21-evidence"),
         pytest.param({"evidence_items": [evidence([2])]}, id="criterion-out-of-range"),
         pytest.param({"evidence_items": [evidence([20])]}, id="criterion-over-schema-max"),
-        pytest.param({"evidence_items": [evidence([0], artifact=0)]}, id="artifact-without-artifacts"),
+        pytest.param(
+            {"evidence_items": [evidence([0], artifact=0)]}, id="artifact-without-artifacts"
+        ),
         pytest.param(
             {"evidence_items": [evidence([0], artifact=1)], "artifacts": [{"ref": "dist/app.tar"}]},
             id="artifact-out-of-range",
@@ -188,20 +226,29 @@ async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store)
             id="observed-at-not-a-date",
         ),
         pytest.param(
-            {"evidence_items": [{"kind": "note", "summary": "s", "observed_at": "2026-02-30T00:00:00Z"}]},
+            {
+                "evidence_items": [
+                    {"kind": "note", "summary": "s", "observed_at": "2026-02-30T00:00:00Z"}
+                ]
+            },
             id="observed-at-february-30",
         ),
         pytest.param({"evidence_items": [{"kind": "rumour", "summary": "s"}]}, id="unknown-kind"),
         pytest.param({"submission_id": "not valid!"}, id="bad-submission-id"),
         pytest.param(
-            {"context": [{"kind": "packet", "task_id": "T1", "sha256": "abc"}]}, id="bad-context-sha"
+            {"context": [{"kind": "packet", "task_id": "T1", "sha256": "abc"}]},
+            id="bad-context-sha",
         ),
     ],
 )
-async def test_a_result_that_breaks_the_shape_is_invalid_input_and_no_move_is_made(store, bad) -> None:
+async def test_a_result_that_breaks_the_shape_is_invalid_input_and_no_move_is_made(
+    store, bad
+) -> None:
     task = await drive(store, "working")
     items = bad.pop("evidence_items", None)
-    error = await refused(store, task.id, InvalidInput, "return_result", CODER, result=result(items, **bad))
+    error = await refused(
+        store, task.id, InvalidInput, "return_result", CODER, result=result(items, **bad)
+    )
     assert error.code == "invalid_input"
 
 
@@ -213,7 +260,11 @@ async def test_evidence_observed_before_the_previous_revision_is_stale_in_the_ne
     again = await service.return_result(store, CODER, back.id, result(items))
     report = again.result["evidence_report"]
     assert report["stale"] == [{"evidence": 0, "why": "before_previous_revision"}]
-    assert (again.state, again.result["revision"], again.result["status"]) == ("working", 2, "rejected")
+    assert (again.state, again.result["revision"], again.result["status"]) == (
+        "working",
+        2,
+        "rejected",
+    )
     assert [v["criterion"] for v in again.result["verdicts"]] == [0, 1]
 
 
@@ -221,7 +272,9 @@ async def test_only_the_assignee_may_repeat_a_submission(store) -> None:
     task = await drive(store, "working")
     await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
     for who in (PLANNER, ALICE):
-        await refused(store, task.id, Forbidden, "return_result", who, result=result(submission_id="s-1"))
+        await refused(
+            store, task.id, Forbidden, "return_result", who, result=result(submission_id="s-1")
+        )
         await refused(
             store, task.id, Forbidden, "return_result", who,
             result=result(summary="other", submission_id="s-1"),

@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import pytest
+from factory import (
+    ALICE,
+    BOB,
+    CAROL,
+    CODER,
+    HELPER,
+    PLANNER,
+    call,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+    drive,
+    events_of,
+    give,
+    load,
+    refused,
+    result,
+)  # fmt: skip
 
 from app import service
 from app.domain.errors import Conflict, InvalidState
 from app.domain.table import table
-# This module's `store` comes with the cast of tests/factory.py, its agents and rules.
-from factory import store  # noqa: F401
-from factory import (
-    ALICE, BOB, CAROL, CODER, HELPER, PLANNER, call, drive, events_of, give, load, refused, result,
-)  # fmt: skip
 
 
 @pytest.mark.parametrize("verb", ["accept_task", "cancel_task", "deny_task", "hand_back"])
-async def test_a_differing_expected_version_is_a_conflict_and_changes_nothing(store, verb: str) -> None:
+async def test_a_differing_expected_version_is_a_conflict_and_changes_nothing(
+    store, verb: str
+) -> None:
     task = await drive(store, "routed")
     who = {"accept_task": CODER, "cancel_task": PLANNER, "deny_task": BOB, "hand_back": CODER}[verb]
     error = await refused(store, task.id, Conflict, verb, who, expected_version=task.version - 1)
@@ -27,7 +40,9 @@ async def test_the_expected_version_lets_the_move_through_when_it_matches(store)
     task = await drive(store, "routed")
     assert task.version == 2
     accepted = await service.accept_task(store, CODER, task.id, expected_version=2)
-    saved = await service.save_checkpoint(store, CODER, task.id, {"progress": "p"}, expected_version=3)
+    saved = await service.save_checkpoint(
+        store, CODER, task.id, {"progress": "p"}, expected_version=3
+    )
     assert (accepted.version, saved.version) == (3, 4)
     await refused(store, task.id, Conflict, "start_task", CODER, expected_version=3)
 
@@ -35,8 +50,12 @@ async def test_the_expected_version_lets_the_move_through_when_it_matches(store)
 async def test_the_expected_version_is_checked_on_results_and_decisions_too(store) -> None:
     task = await drive(store, "working", project="review")
     await refused(store, task.id, Conflict, "return_result", CODER, expected_version=1)
-    held = await service.return_result(store, CODER, task.id, result(), expected_version=task.version)
-    await refused(store, held.id, Conflict, "decide_result", ALICE, expected_version=held.version + 1)
+    held = await service.return_result(
+        store, CODER, task.id, result(), expected_version=task.version
+    )
+    await refused(
+        store, held.id, Conflict, "decide_result", ALICE, expected_version=held.version + 1
+    )
 
 
 async def subtasks(store, parent_id: str, count: int) -> list:  # type: ignore[no-untyped-def]
@@ -48,7 +67,9 @@ async def subtasks(store, parent_id: str, count: int) -> list:  # type: ignore[n
 
 
 @pytest.mark.parametrize("resume_to", ["accepted", "working"])
-async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(store, resume_to: str) -> None:
+async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(
+    store, resume_to: str
+) -> None:
     parent = await drive(store, resume_to)
     first, second = await subtasks(store, parent.id, 2)
     await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
@@ -95,7 +116,12 @@ async def test_the_named_agent_answers_a_task_waiting_on_it(store) -> None:
     answered = await service.answer(store, PLANNER, parent.id, "use 8080")
     assert answered.state == "working"
     event = (await events_of(store, parent.id))[-1]
-    assert (event.kind, event.verb, event.actor, event.note) == ("answered", "answer", "alice/planner", "use 8080")
+    assert (event.kind, event.verb, event.actor, event.note) == (
+        "answered",
+        "answer",
+        "alice/planner",
+        "use 8080",
+    )
 
 
 async def test_a_second_move_from_the_same_state_fails_with_invalid_state(store) -> None:

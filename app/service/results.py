@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.domain import evidence, lineage, policy, shapes
-from app.domain.clock import new_id, now, sha256_of
 from app.domain.actors import is_actor
+from app.domain.clock import new_id, now, sha256_of
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.domain.principals import Principal
 from app.domain.task import JSON, Task
