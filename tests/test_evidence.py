@@ -88,3 +88,12 @@ async def test_the_server_attaches_its_own_report_to_every_result(store) -> None
         "complete": False,
     }
     assert done.state == "completed"  # v0 checks the shape only
+
+
+def test_an_evidence_url_that_is_not_a_uri_is_invalid_input() -> None:
+    from app.domain import shapes
+    from app.domain.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="url"):
+        shapes.check("evidence", [{"kind": "link", "summary": "see", "url": "not a uri"}])
+    shapes.check("evidence", [{"kind": "link", "summary": "see", "url": "https://example.org/x"}])

@@ -10,6 +10,7 @@ from factory import (
     CODER,
     HELPER,
     PLANNER,
+    SPY,
     call,
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
@@ -21,7 +22,7 @@ from factory import (
 )  # fmt: skip
 
 from app import service
-from app.domain.errors import Conflict, InvalidState
+from app.domain.errors import Conflict, InvalidState, NotFound
 from app.domain.table import table
 
 
@@ -145,3 +146,13 @@ async def test_a_subtask_rejected_by_the_gate_at_creation_counts_as_ended(store)
     assert rejected.state == "rejected"
     resumed = await load(store, parent.id)
     assert (resumed.state, resumed.version) == ("working", len(await events_of(store, parent.id)))
+
+
+async def test_the_agent_named_in_wait_on_sees_the_task_and_answers_it(store) -> None:
+    task = await give(store)
+    await service.accept_task(store, CODER, task.id)
+    await service.wait_on(store, CODER, task.id, "agent", question="which db?", agent="carol/spy")
+    answered = await service.answer(store, SPY, task.id, "postgres")
+    assert (answered.state, answered.waiting_on) == ("accepted", None)
+    with pytest.raises(NotFound):
+        await service.cancel_task(store, SPY, task.id)
