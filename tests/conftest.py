@@ -71,3 +71,38 @@ async def store(database_url: str) -> AsyncIterator[Store]:
         yield store
     finally:
         await store.close()
+
+
+# The API server (tests/server.py): `prickle serve` as a subprocess on a free port.
+
+
+@pytest.fixture(scope="module")
+def api_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One server per test module, on a database of the module's own; its owner is admin."""
+    from server import module_database, start
+
+    directory = tmp_path_factory.mktemp("api")
+    with module_database(directory) as url:
+        server = start(url, directory / "logs")
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def start_server(database_url: str, tmp_path):  # type: ignore[no-untyped-def]
+    """A factory: `start_server(*serve_args)` serves this test's database (or
+    `start_server(*args, url=...)` another); every server it started stops at teardown."""
+    from server import start
+
+    started = []
+
+    def start_one(*args: str, url: str | None = None):  # type: ignore[no-untyped-def]
+        server = start(url or database_url, tmp_path / f"server-{len(started)}", *args)
+        started.append(server)
+        return server
+
+    yield start_one
+    for server in reversed(started):
+        server.stop()

@@ -1,0 +1,1 @@
+"""The GraphQL API: Strawberry types, queries, mutations, the subscription, and errors."""

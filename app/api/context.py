@@ -1,0 +1,62 @@
+"""The per-request context: the store and hub, the caller (authenticated once), loaders.
+
+Over HTTP the caller's token is in the `Authorization` header; over WebSockets it is in
+the `connection_init` payload (`{"Authorization": "Bearer <token>"}`), which arrives after
+the context is made, so authentication happens on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+from starlette.websockets import WebSocket
+
+from app.api.loaders import Loaders, create_loaders
+from app.domain.errors import Unauthenticated
+from app.domain.principals import Principal
+from app.events.hub import Hub
+from app.service.auth import authenticate
+from app.storage.store import Store
+
+
+@dataclass
+class Context:
+    store: Store
+    hub: Hub
+    request: Request | WebSocket
+    response: Any = None
+    connection_params: dict[str, Any] | None = None
+    principal: Principal | None = None
+    _loaders: Loaders | None = field(default=None, repr=False)
+
+    @property
+    def is_websocket(self) -> bool:
+        return self.request.scope["type"] == "websocket"
+
+    def authorization(self) -> str | None:
+        params = self.connection_params if isinstance(self.connection_params, dict) else {}
+        for key in ("Authorization", "authorization"):
+            if isinstance(params.get(key), str):
+                return params[key]
+        return self.request.headers.get("authorization")
+
+    async def viewer(self) -> Principal:
+        """The authenticated caller; unauthenticated raises."""
+        if self.principal is None:
+            principal = await authenticate(self.store, self.authorization())
+            self._loaders = create_loaders(self.store, principal, cache=not self.is_websocket)
+            self.principal = principal
+        return self.principal
+
+    @property
+    def loaders(self) -> Loaders:
+        if self._loaders is None:
+            raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)")
+        return self._loaders
+
+
+async def get_context(request: Request | WebSocket, response: Any) -> Context:
+    state = request.app.state
+    return Context(store=state.store, hub=state.hub, request=request, response=response)

@@ -1,0 +1,192 @@
+"""Mutations: each parses its input, makes one call into app.service, returns the result.
+
+Refusals are the service's ProtocolErrors; app.api.errors turns them into GraphQL errors.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from app import service
+from app.api.enums import Decision, WaitOn, plain
+from app.api.inputs import (
+    CapabilityInput, CheckpointInput, GateRuleInput, HandoffInput, RequestCapabilityInput,
+    ResultInput, ResultRuleInput, VerdictInput, fields_of,
+)  # fmt: skip
+from app.api.types import AgentRegistration, GateRule, ResultRule, Task
+
+Info = strawberry.Info
+Version = Annotated[
+    int | None, strawberry.argument(description="Refuse with conflict unless the task is at this version.")
+]
+
+
+async def _call(info: Info, verb: str, task_id: str, **kwargs: object) -> Task:
+    ctx = info.context
+    task = await getattr(service, verb)(ctx.store, await ctx.viewer(), task_id, **kwargs)
+    return Task.from_domain(task)
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="Hand a task to a named agent; its owner's gate decides.")
+    async def handoff(self, info: Info, input: HandoffInput) -> Task:
+        ctx = info.context
+        return Task.from_domain(await service.handoff(ctx.store, await ctx.viewer(), input.to_service()))
+
+    @strawberry.mutation(description="Hand a task to an agent offering the capability.")
+    async def request_capability(self, info: Info, input: RequestCapabilityInput) -> Task:
+        ctx = info.context
+        task = await service.request_capability(ctx.store, await ctx.viewer(), input.to_service())
+        return Task.from_domain(task)
+
+    @strawberry.mutation
+    async def approve_handoff(
+        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(info, "approve_handoff", task_id, reason=reason, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def deny_task(
+        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(info, "deny_task", task_id, reason=reason, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def accept_task(
+        self, info: Info, task_id: strawberry.ID, expected_version: Version = None
+    ) -> Task:
+        return await _call(info, "accept_task", task_id, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def start_task(
+        self, info: Info, task_id: strawberry.ID, expected_version: Version = None
+    ) -> Task:
+        return await _call(info, "start_task", task_id, expected_version=expected_version)
+
+    @strawberry.mutation(description="Not a move: replaces latest_checkpoint, spends one turn.")
+    async def save_checkpoint(
+        self, info: Info, task_id: strawberry.ID, checkpoint: CheckpointInput,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(
+            info, "save_checkpoint", task_id, checkpoint=fields_of(checkpoint),
+            expected_version=expected_version,
+        )  # fmt: skip
+
+    @strawberry.mutation(description="Wait on a human or (with `agent`) on an agent.")
+    async def wait_on(
+        self, info: Info, task_id: strawberry.ID, on: WaitOn, question: str | None = None,
+        agent: str | None = None, expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(
+            info, "wait_on", task_id, on=plain(on), question=question, agent=agent,
+            expected_version=expected_version,
+        )  # fmt: skip
+
+    @strawberry.mutation
+    async def answer(
+        self, info: Info, task_id: strawberry.ID, answer: str, expected_version: Version = None
+    ) -> Task:
+        return await _call(info, "answer", task_id, answer=answer, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def stop_run(
+        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(info, "stop_run", task_id, reason=reason, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def resume_run(
+        self, info: Info, task_id: strawberry.ID, expected_version: Version = None
+    ) -> Task:
+        return await _call(info, "resume_run", task_id, expected_version=expected_version)
+
+    @strawberry.mutation
+    async def hand_back(
+        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        checkpoint: CheckpointInput | None = None, expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        body = fields_of(checkpoint) if checkpoint is not None else None
+        return await _call(
+            info, "hand_back", task_id, reason=reason, checkpoint=body, expected_version=expected_version
+        )
+
+    @strawberry.mutation(description="Return a result; the requester's owner's policy judges it at once.")
+    async def return_result(
+        self, info: Info, task_id: strawberry.ID, result: ResultInput,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(
+            info, "return_result", task_id, result=result.to_service(), expected_version=expected_version
+        )
+
+    @strawberry.mutation
+    async def decide_result(
+        self, info: Info, task_id: strawberry.ID, decision: Decision,
+        verdicts: list[VerdictInput] | None = None, reason: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(
+            info, "decide_result", task_id, decision=plain(decision),
+            verdicts=[fields_of(v) for v in verdicts or []], reason=reason,
+            expected_version=expected_version,
+        )  # fmt: skip
+
+    @strawberry.mutation
+    async def cancel_task(
+        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        return await _call(info, "cancel_task", task_id, reason=reason, expected_version=expected_version)
+
+    @strawberry.mutation(description="Send a returned task again: to `assignee` or by `capability`.")
+    async def reroute(
+        self, info: Info, task_id: strawberry.ID, assignee: str | None = None,
+        capability: CapabilityInput | None = None, expected_version: Version = None,
+    ) -> Task:  # fmt: skip
+        wanted = fields_of(capability) if capability is not None else None
+        return await _call(
+            info, "reroute", task_id, assignee=assignee, capability=wanted,
+            expected_version=expected_version,
+        )  # fmt: skip
+
+    @strawberry.mutation(description="Register (or re-register) `<caller>/<name>`; returns a new token.")
+    async def register_agent(
+        self, info: Info, name: str, capabilities: list[CapabilityInput] | None = None
+    ) -> AgentRegistration:
+        ctx = info.context
+        offered = [fields_of(c) for c in capabilities or []]
+        done = await service.register_agent(ctx.store, await ctx.viewer(), name, offered)
+        return AgentRegistration(agent_id=done.agent_id, token=done.token)
+
+    @strawberry.mutation
+    async def set_gate_rule(self, info: Info, input: GateRuleInput) -> GateRule:
+        ctx = info.context
+        return GateRule.from_domain(await service.set_gate_rule(ctx.store, await ctx.viewer(), fields_of(input)))
+
+    @strawberry.mutation
+    async def delete_gate_rule(self, info: Info, id: strawberry.ID) -> bool:
+        ctx = info.context
+        return await service.delete_gate_rule(ctx.store, await ctx.viewer(), id)
+
+    @strawberry.mutation
+    async def set_result_rule(self, info: Info, input: ResultRuleInput) -> ResultRule:
+        ctx = info.context
+        rule = await service.set_result_rule(ctx.store, await ctx.viewer(), fields_of(input))
+        return ResultRule.from_domain(rule)
+
+    @strawberry.mutation
+    async def delete_result_rule(self, info: Info, id: strawberry.ID) -> bool:
+        ctx = info.context
+        return await service.delete_result_rule(ctx.store, await ctx.viewer(), id)
+
+    @strawberry.mutation(description="Administrators of a project add members, who see its tasks.")
+    async def add_project_member(self, info: Info, project: str, handle: str) -> bool:
+        ctx = info.context
+        return await service.add_project_member(ctx.store, await ctx.viewer(), project, handle)

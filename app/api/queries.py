@@ -1,0 +1,97 @@
+"""Queries: one task, pages of tasks and of events, the transition table, the caller."""
+
+from __future__ import annotations
+
+import strawberry
+
+from app.api.enums import TaskState, plain
+from app.api.types import (
+    AllowedMove, Principal, Task, TaskConnection, TaskEventConnection, TaskStateInfo,
+)  # fmt: skip
+from app.domain import shapes
+from app.domain.errors import InvalidInput
+from app.domain.table import table
+from app.storage import reads
+
+DEFAULT_FIRST = 50
+MAX_FIRST = 500
+
+
+def page_size(first: int) -> int:
+    if not 0 <= first <= MAX_FIRST:
+        raise InvalidInput(f"first: must be between 0 and {MAX_FIRST}, not {first}")
+    return first
+
+
+def task_id(value: str | None, label: str) -> str | None:
+    return None if value is None else shapes.check("task_id", value, label)
+
+
+def event_cursor(after: str | None) -> int | None:
+    """An event cursor is the event's seq, as a string of digits."""
+    if after is None:
+        return None
+    if not (after.isascii() and after.isdigit() and len(after) <= 18):
+        raise InvalidInput(f"after: {after[:80]!r} is not an event cursor")
+    return int(after)
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The task, or null when it does not exist or is not visible.")
+    async def task(self, info: strawberry.Info, id: strawberry.ID) -> Task | None:
+        await info.context.viewer()
+        found = await info.context.loaders.tasks.load(task_id(id, "id"))
+        return Task.from_domain(found) if found else None
+
+    @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
+    async def tasks(
+        self, info: strawberry.Info, project: str | None = None, state: TaskState | None = None,
+        assignee: str | None = None, requester: str | None = None,
+        parent_task_id: strawberry.ID | None = None, first: int = DEFAULT_FIRST,
+        after: str | None = None,
+    ) -> TaskConnection:  # fmt: skip
+        ctx = info.context
+        viewer = await ctx.viewer()
+        filters = reads.TaskFilters(project, plain(state), assignee, requester, parent_task_id)
+        size, cursor = page_size(first), task_id(after, "after")
+        async with ctx.store.read() as tx:
+            page = await reads.task_page(tx, viewer, filters, size, cursor)
+
+        async def count() -> int:
+            async with ctx.store.read() as tx:
+                return await reads.count_tasks(tx, viewer, filters)
+
+        return TaskConnection.of(page.items, page.has_next, count)
+
+    @strawberry.field(description="The history of visible tasks, oldest first.")
+    async def task_events(
+        self, info: strawberry.Info, task_id: strawberry.ID | None = None,
+        project: str | None = None, after: str | None = None, first: int = DEFAULT_FIRST,
+    ) -> TaskEventConnection:  # fmt: skip
+        ctx = info.context
+        viewer = await ctx.viewer()
+        filters = reads.EventFilters(task_id, project)
+        size, cursor = page_size(first), event_cursor(after)
+        async with ctx.store.read() as tx:
+            page = await reads.event_page(tx, viewer, filters, size, cursor)
+
+        async def count() -> int:
+            async with ctx.store.read() as tx:
+                return await reads.count_task_events(tx, viewer, filters)
+
+        return TaskEventConnection.of(page.items, page.has_next, count)
+
+    @strawberry.field(description="The states of the transition table.")
+    async def task_states(self, info: strawberry.Info) -> list[TaskStateInfo]:
+        await info.context.viewer()
+        return [TaskStateInfo.from_domain(name) for name in table().states]
+
+    @strawberry.field(description="Every move the transition table allows.")
+    async def allowed_moves(self, info: strawberry.Info) -> list[AllowedMove]:
+        await info.context.viewer()
+        return [AllowedMove.from_domain(m) for m in table().moves]
+
+    @strawberry.field(description="The caller.")
+    async def me(self, info: strawberry.Info) -> Principal:
+        return Principal.from_domain(await info.context.viewer())

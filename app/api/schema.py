@@ -1,0 +1,47 @@
+"""The schema: queries, mutations, the subscription, limits and error codes.
+
+`prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
+"""
+
+from __future__ import annotations
+
+from graphql import GraphQLError
+from strawberry import Schema
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.printer import print_schema
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext
+
+from app.api import errors
+from app.api.mutations import Mutation
+from app.api.queries import Query
+from app.api.subscriptions import Subscription
+
+MAX_DEPTH = 12
+MAX_TOKENS = 4000
+MAX_ALIASES = 30
+
+
+class PrickleSchema(Schema):
+    def process_errors(
+        self, errors_: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        for error in errors_:
+            errors.shape(error)
+
+
+schema = PrickleSchema(
+    query=Query,
+    mutation=Mutation,
+    subscription=Subscription,
+    config=StrawberryConfig(auto_camel_case=False),
+    extensions=[
+        QueryDepthLimiter(max_depth=MAX_DEPTH),
+        MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+    ],
+)
+
+
+def sdl() -> str:
+    return print_schema(schema) + "\n"

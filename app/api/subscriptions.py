@@ -1,0 +1,33 @@
+"""The task_events subscription: replay from a cursor (or a snapshot), then live."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import strawberry
+
+from app.api.queries import event_cursor, task_id as checked_task_id
+from app.api.types import TaskEvent
+from app.events.stream import Filters, events_for
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(
+        description="Every event the caller may see, in order. With `after` (an event cursor), "
+        "what came after it first; with `task_id` and no `after`, a `snapshot` event first."
+    )
+    async def task_events(
+        self, info: strawberry.Info, project: str | None = None,
+        task_id: strawberry.ID | None = None, assignee: str | None = None,
+        after: str | None = None,
+    ) -> AsyncGenerator[TaskEvent, None]:  # fmt: skip
+        ctx = info.context
+        viewer = await ctx.viewer()
+        filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
+        stream = events_for(ctx.hub, ctx.store, viewer, filters, event_cursor(after))
+        try:
+            async for event in stream:
+                yield TaskEvent.from_domain(event)
+        finally:
+            await stream.aclose()

@@ -1,0 +1,293 @@
+"""The GraphQL Task, its events and connections, and the other object types.
+
+A type is built from a domain object (`from_domain()`); the domain object stays private
+to the type and backs its computed fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import strawberry
+from strawberry.scalars import JSON
+
+from app.api.enums import (
+    CapabilityKind, DeliverableType, EventKind, GateEffect, ResultPolicy, TaskState, WaitingOn,
+)  # fmt: skip
+from app.api.shapes import (
+    ActorRef, Checkpoint, CheckpointBy, Packet, Result, Route, actor_ref, flat,
+)  # fmt: skip
+from app.domain import moves
+from app.domain.events import Event
+from app.domain.gate import GateRule as DomainGateRule
+from app.domain.policy import ResultRule as DomainResultRule
+from app.domain.principals import Principal as DomainPrincipal
+from app.domain.table import Move, table
+from app.domain.task import Task as DomainTask
+from app.events.stream import task_of
+from app.storage.reads import StoredCheckpoint
+
+
+@strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
+class Task:
+    id: strawberry.ID
+    project: str
+    state: TaskState
+    waiting_on: WaitingOn | None
+    requester: str | None
+    assignee: str
+    packet: Packet
+    result: Result | None
+    latest_checkpoint: Checkpoint | None
+    latest_checkpoint_by: CheckpointBy | None
+    parent_task_id: strawberry.ID | None
+    created_at: str
+    updated_at: str
+    requested_by: ActorRef
+    origin_message_id: str | None
+    route: Route
+    display_title: str | None
+    turn_budget: int | None = strawberry.field(description="Checkpoints left; null is unlimited.")
+    version: int = strawberry.field(description="1 at creation, +1 on every move and checkpoint.")
+    domain: strawberry.Private[DomainTask]
+
+    @classmethod
+    def from_domain(cls, task: DomainTask) -> Task:
+        checkpoint, by, result = task.latest_checkpoint, task.latest_checkpoint_by, task.result
+        return cls(
+            id=strawberry.ID(task.id), project=task.project, state=task.state,
+            waiting_on=task.waiting_on, requester=task.requester, assignee=task.assignee,
+            packet=flat(Packet, task.packet), result=Result.from_domain(result) if result else None,
+            latest_checkpoint=flat(Checkpoint, checkpoint) if checkpoint else None,
+            latest_checkpoint_by=flat(CheckpointBy, by) if by else None,
+            parent_task_id=task.parent_task_id, created_at=task.created_at,
+            updated_at=task.updated_at, requested_by=actor_ref(task.requested_by),
+            origin_message_id=task.origin_message_id, route=Route.from_domain(task.route),
+            display_title=task.display_title, turn_budget=task.turn_budget,
+            version=task.version, domain=task,
+        )  # fmt: skip
+
+    @strawberry.field(description="The task object exactly, valid against task.schema.json.")
+    def as_protocol(self) -> JSON:
+        return self.domain.to_protocol()
+
+    @strawberry.field(description="The task's events, oldest first.")
+    async def events(self, info: strawberry.Info) -> list[TaskEvent]:
+        return [TaskEvent.from_domain(e) for e in await info.context.loaders.events.load(self.id)]
+
+    @strawberry.field(description="The parent task, when there is one and it is visible.")
+    async def parent(self, info: strawberry.Info) -> Task | None:
+        if self.parent_task_id is None:
+            return None
+        found = await info.context.loaders.tasks.load(self.parent_task_id)
+        return Task.from_domain(found) if found else None
+
+    @strawberry.field(description="The visible tasks whose parent_task_id is this task.")
+    async def children(self, info: strawberry.Info) -> list[Task]:
+        return [Task.from_domain(t) for t in await info.context.loaders.children.load(self.id)]
+
+    @strawberry.field(description="Tasks named by packet.depends_on that exist and are visible.")
+    async def dependencies(self, info: strawberry.Info) -> list[Task]:
+        names = self.domain.packet.get("depends_on") or []
+        found = await info.context.loaders.tasks.load_many(names)
+        return [Task.from_domain(t) for t in found if t is not None]
+
+    @strawberry.field(description="Every checkpoint saved on this task, oldest first.")
+    async def checkpoints(self, info: strawberry.Info) -> list[SavedCheckpoint]:
+        saved = await info.context.loaders.checkpoints.load(self.id)
+        return [SavedCheckpoint.from_domain(c) for c in saved]
+
+    @strawberry.field(description="Every revision of the result, first to latest.")
+    async def results(self, info: strawberry.Info) -> list[Result]:
+        return [Result.from_domain(r) for r in await info.context.loaders.results.load(self.id)]
+
+    @strawberry.field(description="The verbs the viewer may call on this task now.")
+    async def allowed_verbs(self, info: strawberry.Info) -> list[str]:
+        return moves.allowed_verbs(self.domain, await info.context.viewer())
+
+
+@strawberry.type(description="One event of the log: a move, a checkpoint, or a snapshot.")
+class TaskEvent:
+    cursor: str
+    seq: int
+    kind: EventKind
+    task_id: strawberry.ID
+    project: str
+    from_state: TaskState | None
+    to_state: TaskState
+    waiting_on: WaitingOn | None = strawberry.field(description="The value after the event.")
+    verb: str | None = strawberry.field(description="The mutation that caused it.")
+    actor: str | None = strawberry.field(description="Handle or agent id; null for the server.")
+    at: str
+    version: int
+    note: str | None
+    event: strawberry.Private[Event]
+
+    @classmethod
+    def from_domain(cls, event: Event) -> TaskEvent:
+        return cls(
+            cursor=event.cursor, seq=event.seq, kind=event.kind, task_id=strawberry.ID(event.task_id),
+            project=event.project, from_state=event.from_state, to_state=event.to_state,
+            waiting_on=event.waiting_on, verb=event.verb, actor=event.actor, at=event.at,
+            version=event.version, note=event.note, event=event,
+        )  # fmt: skip
+
+    @strawberry.field(description="The task right after this event.")
+    def task(self) -> Task:
+        return Task.from_domain(task_of(self.event))
+
+
+@strawberry.type
+class SavedCheckpoint:
+    id: strawberry.ID
+    task_id: strawberry.ID
+    checkpoint: Checkpoint
+    sha256: str = strawberry.field(description="Of the checkpoint's canonical JSON.")
+    agent: str
+    handed_back: bool
+    created_at: str
+
+    @classmethod
+    def from_domain(cls, saved: StoredCheckpoint) -> SavedCheckpoint:
+        return cls(
+            id=strawberry.ID(saved.id), task_id=strawberry.ID(saved.task_id),
+            checkpoint=flat(Checkpoint, saved.body), sha256=saved.sha256, agent=saved.agent,
+            handed_back=saved.handed_back, created_at=saved.created_at,
+        )  # fmt: skip
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class TaskEdge:
+    cursor: str
+    node: Task
+
+
+@strawberry.type
+class TaskEventEdge:
+    cursor: str
+    node: TaskEvent
+
+
+Count = Callable[[], Awaitable[int]]
+
+
+@strawberry.type(description="A page of tasks, by id (creation order).")
+class TaskConnection:
+    edges: list[TaskEdge]
+    page_info: PageInfo
+    count: strawberry.Private[Count]
+
+    @strawberry.field(description="Every visible task matching the filters, on all pages.")
+    async def total_count(self) -> int:
+        return await self.count()
+
+    @classmethod
+    def of(cls, tasks: list[DomainTask], has_next: bool, count: Count) -> TaskConnection:
+        edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t)) for t in tasks]
+        end = edges[-1].cursor if edges else None
+        return cls(edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count)
+
+
+@strawberry.type(description="A page of events, oldest first.")
+class TaskEventConnection:
+    edges: list[TaskEventEdge]
+    page_info: PageInfo
+    count: strawberry.Private[Count]
+
+    @strawberry.field(description="Every visible event matching the filters, on all pages.")
+    async def total_count(self) -> int:
+        return await self.count()
+
+    @classmethod
+    def of(cls, events: list[Event], has_next: bool, count: Count) -> TaskEventConnection:
+        edges = [TaskEventEdge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in events]
+        end = edges[-1].cursor if edges else None
+        return cls(edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count)
+
+
+@strawberry.type(description="Who is calling: a person (an owner) or an agent.")
+class Principal:
+    kind: str
+    id: str
+    owner: str = strawberry.field(description="The handle the principal answers to.")
+
+    @classmethod
+    def from_domain(cls, principal: DomainPrincipal) -> Principal:
+        return cls(kind=principal.kind, id=principal.id, owner=principal.owner)
+
+
+@strawberry.type(description="A state of the transition table.")
+class TaskStateInfo:
+    name: TaskState
+    description: str
+    terminal: bool
+    moves_to: list[TaskState]
+    reached_from: list[TaskState]
+
+    @classmethod
+    def from_domain(cls, name: str) -> TaskStateInfo:
+        t = table()
+        state = t.states[name]
+        return cls(
+            name=name, description=state.description, terminal=state.terminal,
+            moves_to=list(dict.fromkeys(m.to_state for m in t.moves_from(name))),
+            reached_from=list(dict.fromkeys(m.from_state for m in t.moves_to(name))),
+        )  # fmt: skip
+
+
+@strawberry.type(description="A move the transition table allows.")
+class AllowedMove:
+    from_: TaskState = strawberry.field(name="from")
+    to: TaskState
+    verbs: list[str]
+    actor: str
+    note: str
+
+    @classmethod
+    def from_domain(cls, move: Move) -> AllowedMove:
+        return cls(from_=move.from_state, to=move.to_state, verbs=list(move.verbs), actor=move.actor, note=move.note)
+
+
+@strawberry.type
+class AgentRegistration:
+    agent_id: str
+    token: str = strawberry.field(description="Shown once; the server keeps only its hash.")
+
+
+@strawberry.type(description="A rule of its owner's permission gate.")
+class GateRule:
+    id: strawberry.ID
+    owner: str
+    effect: GateEffect
+    priority: int
+    project: str | None
+    requester_owner: str | None
+    requester_agent: str | None
+    deliverable_type: DeliverableType | None
+    capability_kind: CapabilityKind | None
+    created_at: str
+
+    @classmethod
+    def from_domain(cls, rule: DomainGateRule) -> GateRule:
+        return cls(**rule.__dict__)
+
+
+@strawberry.type(description="A rule of its owner's result policy.")
+class ResultRule:
+    id: strawberry.ID
+    owner: str
+    policy: ResultPolicy
+    project: str | None
+    assignee: str | None
+    deliverable_type: DeliverableType | None
+    created_at: str
+
+    @classmethod
+    def from_domain(cls, rule: DomainResultRule) -> ResultRule:
+        return cls(**rule.__dict__)

@@ -1,0 +1,93 @@
+"""The Starlette app: its lifespan (store, migrations, event hub) and its routes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import text
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+
+from app.api.context import Context, get_context
+from app.api.schema import schema
+from app.events.hub import Hub
+from app.storage.migrate import upgrade
+from app.storage.store import Store
+
+MAX_BODY_BYTES = 1_000_000
+MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
+PING_SECONDS = 15
+
+
+class GraphQLApp(GraphQL):
+    async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
+        return await get_context(request, response)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and _too_large(scope):
+            message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
+            body = {"data": None, "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}]}
+            await JSONResponse(body, status_code=413)(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _too_large(scope: Any) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return not value.isdigit() or int(value) > MAX_BODY_BYTES
+    return False
+
+
+def create_app(database_url: str | None = None) -> Starlette:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        store = Store(database_url)
+        try:
+            await upgrade(store.engine)
+            hub = Hub(store)
+            await hub.start()
+            app.state.store, app.state.hub = store, hub
+            try:
+                yield
+            finally:
+                await hub.stop()
+        finally:
+            await store.close()
+
+    graphql = GraphQLApp(
+        schema,
+        keep_alive=True,
+        keep_alive_interval=PING_SECONDS,
+        connection_init_wait_timeout=timedelta(seconds=30),
+        max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    )  # fmt: skip
+    routes = [
+        Route("/graphql", graphql, methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", graphql),
+        Route("/healthz", healthz),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """200 when the database answers."""
+    try:
+        async with request.app.state.store.read() as tx:
+            await tx.conn.execute(text("SELECT 1"))
+    except Exception as error:  # noqa: BLE001 - a probe reports, it does not raise
+        return JSONResponse({"status": "unavailable", "error": type(error).__name__}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+def app_from_environment() -> Starlette:
+    """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default)."""
+    return create_app(os.environ.get("PRICKLE_DATABASE_URL"))

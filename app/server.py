@@ -1,0 +1,69 @@
+"""`prickle serve`: migrate, create the first owner on an empty database, run uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib.util
+import os
+import sys
+
+import uvicorn
+
+from app.domain.principals import person
+from app.service import create_token
+from app.storage.engine import is_sqlite
+from app.storage.migrate import upgrade
+from app.storage.store import Store
+
+FACTORY = "app.main:app_from_environment"
+
+
+def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin") -> int:
+    if workers < 1:
+        print("prickle: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if workers > 1 and is_sqlite(url):
+        print(
+            "prickle: --workers above 1 needs PostgreSQL: SQLite has one writer and no way to "
+            "tell other processes' event hubs about commits; use --database-url "
+            "postgresql+asyncpg://... or --workers 1",
+            file=sys.stderr,
+        )  # fmt: skip
+        return 2
+    handle = person(owner).id  # refuse a malformed --owner before touching the database
+    token = asyncio.run(_prepare(url, handle))
+    if token is not None:
+        print(f"owner token for {handle}:", flush=True)
+        print(token, flush=True)
+    os.environ["PRICKLE_DATABASE_URL"] = url
+    uvicorn.run(
+        FACTORY, factory=True, host=host, port=port, workers=workers,
+        loop="uvloop" if _installed("uvloop") else "asyncio",
+        http="httptools" if _installed("httptools") else "h11",
+        log_config=_log_config(), proxy_headers=False,
+    )  # fmt: skip
+    return 0
+
+
+async def _prepare(url: str, owner: str) -> str | None:
+    """Migrate; on an empty database (no persons) create the owner and return its token."""
+    store = Store(url)
+    try:
+        await upgrade(store.engine)
+        async with store.read() as tx:
+            empty = await tx.count_persons() == 0
+        return await create_token(store, person(owner)) if empty else None
+    finally:
+        await store.close()
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _log_config() -> dict:
+    """uvicorn's logging, plus the app's own logger (internal errors with tracebacks)."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["loggers"]["app"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config

@@ -1,0 +1,189 @@
+"""Read-side queries for the API: lists with filters, pages by id, and batch lookups.
+
+Every query here applies visibility in SQL, matching `app.domain.actors.sees` plus
+project membership: a person P sees a task when P owns (or is) its requester or assignee,
+is its `requested_by`, or is a member of its project; an agent A when A is its requester,
+its assignee or its `requested_by`. An invisible task is absent from every result here,
+including counts. Batch lookups take their ids as one bound parameter, so a statement's
+text (and the number of statements) never depends on how many ids are asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ARRAY, ColumnElement, String, any_, func, literal, literal_column, or_, select
+
+from app.domain.events import Event
+from app.domain.principals import Principal
+from app.domain.task import JSON, Task
+from app.storage import mapping
+from app.storage.store import Tx, checkpoints, events, members, results, tasks
+
+
+@dataclass(frozen=True)
+class TaskFilters:
+    project: str | None = None
+    state: str | None = None
+    assignee: str | None = None
+    requester: str | None = None
+    parent_task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    task_id: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    has_next: bool
+
+
+@dataclass(frozen=True)
+class StoredCheckpoint:
+    id: str
+    task_id: str
+    body: JSON
+    sha256: str
+    agent: str
+    handed_back: bool
+    created_at: str
+
+
+def visible(principal: Principal) -> ColumnElement[bool]:
+    """The SQL form of 'the principal may see this task'."""
+    who = principal.id
+    if principal.is_person:
+        projects = select(members.c.project).where(members.c.handle == who)
+        return or_(
+            tasks.c.requester_owner == who,
+            tasks.c.assignee_owner == who,
+            tasks.c.requested_by_id == who,
+            tasks.c.project.in_(projects),
+        )
+    return or_(tasks.c.requester == who, tasks.c.assignee == who, tasks.c.requested_by_id == who)
+
+
+def _among(tx: Tx, column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
+    """`column IN ids` with the ids as a single bound parameter."""
+    if tx.sqlite:
+        each = select(literal_column("value")).select_from(func.json_each(literal(json.dumps(list(ids)))))
+        return column.in_(each)
+    return column == any_(literal(list(ids), ARRAY(String)))
+
+
+def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
+    return [getattr(tasks.c, name) == value for name, value in vars(filters).items() if value is not None]
+
+
+async def task_page(
+    tx: Tx, principal: Principal, filters: TaskFilters, first: int, after: str | None
+) -> Page:
+    """Visible tasks matching the filters, by id (creation order), after the cursor."""
+    stmt = select(tasks).where(visible(principal), *_task_filters(filters))
+    if after is not None:
+        stmt = stmt.where(tasks.c.id > after)
+    rows = await tx._rows(stmt.order_by(tasks.c.id).limit(first + 1))
+    return Page([mapping.task_from_row(r) for r in rows[:first]], len(rows) > first)
+
+
+async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int:
+    stmt = select(func.count()).select_from(tasks).where(visible(principal), *_task_filters(filters))
+    return (await tx.conn.execute(stmt)).scalar_one()
+
+
+async def tasks_by_id(tx: Tx, principal: Principal, ids: Sequence[str]) -> dict[str, Task]:
+    if not ids:
+        return {}
+    stmt = select(tasks).where(_among(tx, tasks.c.id, ids), visible(principal))
+    return {t.id: t for t in map(mapping.task_from_row, await tx._rows(stmt))}
+
+
+async def children_of(tx: Tx, principal: Principal, parent_ids: Sequence[str]) -> dict[str, list[Task]]:
+    found: dict[str, list[Task]] = defaultdict(list)
+    if parent_ids:
+        stmt = select(tasks).where(_among(tx, tasks.c.parent_task_id, parent_ids), visible(principal))
+        for row in await tx._rows(stmt.order_by(tasks.c.id)):
+            task = mapping.task_from_row(row)
+            found[task.parent_task_id or ""].append(task)
+    return found
+
+
+async def results_of(tx: Tx, principal: Principal, task_ids: Sequence[str]) -> dict[str, list[JSON]]:
+    """Every revision's result body, oldest first."""
+    found: dict[str, list[JSON]] = defaultdict(list)
+    if task_ids:
+        stmt = (
+            select(results.c.task_id, results.c.body)
+            .join(tasks, tasks.c.id == results.c.task_id)
+            .where(_among(tx, results.c.task_id, task_ids), visible(principal))
+            .order_by(results.c.task_id, results.c.revision)
+        )  # fmt: skip
+        for task_id, body in await tx._rows(stmt):
+            found[task_id].append(body)
+    return found
+
+
+async def checkpoints_of(
+    tx: Tx, principal: Principal, task_ids: Sequence[str]
+) -> dict[str, list[StoredCheckpoint]]:
+    found: dict[str, list[StoredCheckpoint]] = defaultdict(list)
+    if task_ids:
+        stmt = (
+            select(checkpoints)
+            .join(tasks, tasks.c.id == checkpoints.c.task_id)
+            .where(_among(tx, checkpoints.c.task_id, task_ids), visible(principal))
+            .order_by(checkpoints.c.task_id, checkpoints.c.id)
+        )  # fmt: skip
+        for row in await tx._rows(stmt):
+            found[row.task_id].append(StoredCheckpoint(**row._mapping))
+    return found
+
+
+def _events() -> Any:
+    return select(events).join(tasks, tasks.c.id == events.c.task_id)
+
+
+async def events_of(tx: Tx, principal: Principal, task_ids: Sequence[str]) -> dict[str, list[Event]]:
+    """Each task's events, oldest first."""
+    found: dict[str, list[Event]] = defaultdict(list)
+    if task_ids:
+        stmt = _events().where(_among(tx, events.c.task_id, task_ids), visible(principal))
+        for row in await tx._rows(stmt.order_by(events.c.seq)):
+            found[row.task_id].append(mapping.event_from_row(row))
+    return found
+
+
+def _event_filters(principal: Principal, filters: EventFilters) -> list[ColumnElement[bool]]:
+    where = [visible(principal)]
+    if filters.task_id is not None:
+        where.append(events.c.task_id == filters.task_id)
+    if filters.project is not None:
+        where.append(events.c.project == filters.project)
+    return where
+
+
+async def event_page(
+    tx: Tx, principal: Principal, filters: EventFilters, first: int, after: int | None
+) -> Page:
+    """The history of visible tasks, oldest first, after the event cursor."""
+    stmt = _events().where(*_event_filters(principal, filters))
+    if after is not None:
+        stmt = stmt.where(events.c.seq > after)
+    rows = await tx._rows(stmt.order_by(events.c.seq).limit(first + 1))
+    return Page([mapping.event_from_row(r) for r in rows[:first]], len(rows) > first)
+
+
+async def count_task_events(tx: Tx, principal: Principal, filters: EventFilters) -> int:
+    stmt = (
+        select(func.count()).select_from(events.join(tasks, tasks.c.id == events.c.task_id))
+        .where(*_event_filters(principal, filters))
+    )  # fmt: skip
+    return (await tx.conn.execute(stmt)).scalar_one()

@@ -1,0 +1,285 @@
+"""`prickle serve` as a subprocess on a free 127.0.0.1 port, and a small client for it.
+
+The fixtures at the end of conftest.py use this: `api_server` (one server per test module,
+on a database of its own; for tests that only add their own tasks), and `start_server`
+(a factory for tests that need a server of their own, e.g. on an empty database).
+
+    def test_me(api_server):
+        assert api_server.data("{ me { id } }")["me"]["id"] == "admin"
+
+`Server.token(owner=...)` runs `prickle token create` against the same database;
+`Server.register(owner_token, name)` registers an agent through the API and returns its
+token; `Server.run("mutations/accept_task", {...}, token)` executes a document of
+graphql/ (with the fragments it spreads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from graphql import FragmentDefinitionNode, parse
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = ROOT / "graphql"
+START_TIMEOUT = 60.0
+OWNER = object()  # "use the owner token printed at start"
+
+# The same backends as conftest.py's `database_url` (PRICKLE_TEST_BACKEND, PRICKLE_TEST_PG).
+BACKEND = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite")
+PG_ADMIN = os.environ.get("PRICKLE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+class ServerFailed(RuntimeError):
+    """The server process exited or never answered; the message holds its output."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def prickle(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+@dataclass
+class Server:
+    base_url: str
+    database_url: str
+    process: subprocess.Popen[bytes]
+    logs: Path
+    owner_token: str | None = None
+    executed: set[str] = field(default_factory=set)
+    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
+
+    @property
+    def graphql_url(self) -> str:
+        return f"{self.base_url}/graphql"
+
+    @property
+    def ws_url(self) -> str:
+        return self.graphql_url.replace("http://", "ws://", 1)
+
+    def headers(self, token: Any = OWNER) -> dict[str, str]:
+        token = self.owner_token if token is OWNER else token
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def post(self, query: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+        """The whole response body of a GraphQL POST."""
+        body = {"query": query, "variables": variables or {}}
+        response = self.client.post(self.graphql_url, json=body, headers=self.headers(token))
+        assert response.status_code in (200, 401), (response.status_code, response.text)
+        return response.json()
+
+    def data(self, query: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+        """`data` of a request that must succeed."""
+        body = self.post(query, variables, token)
+        assert not body.get("errors"), body["errors"]
+        return body["data"]
+
+    def error(self, query: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+        """The single error of a request that must fail."""
+        body = self.post(query, variables, token)
+        assert body.get("errors"), body
+        assert len(body["errors"]) == 1, body["errors"]
+        return body["errors"][0]
+
+    def run(self, name: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+        """Execute graphql/<name>.graphql; the response body."""
+        self.executed.add(name)
+        return self.post(document(name), variables, token)
+
+    def run_data(self, name: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+        body = self.run(name, variables, token)
+        assert not body.get("errors"), body["errors"]
+        return body["data"]
+
+    def token(self, owner: str | None = None, agent: str | None = None) -> str:
+        """A new token from `prickle token create` on this server's database."""
+        who = ["--owner", owner] if owner else ["--agent", agent or ""]
+        done = prickle("token", "create", *who, "--database-url", self.database_url)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.rstrip("\n").rsplit("\n", 1)[-1]
+
+    def register(self, owner_token: str, name: str, capabilities: list[dict] | None = None) -> str:
+        """Register <owner>/<name> through the API; its token."""
+        query = "mutation($n: String!, $c: [CapabilityInput!]) { register_agent(name: $n, capabilities: $c) { token } }"
+        return self.data(query, {"n": name, "c": capabilities}, owner_token)["register_agent"]["token"]
+
+    def output(self) -> str:
+        return "".join((self.logs / n).read_text(errors="replace") for n in ("stdout", "stderr"))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        self.client.close()
+        if self.alive():
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def start(database_url: str, logs: Path, *args: str) -> Server:
+    """Start `prickle serve` and wait until /healthz answers."""
+    logs.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = [
+        sys.executable, "-m", "app.cli", "serve", "--port", str(port),
+        "--database-url", database_url, *args,
+    ]  # fmt: skip
+    with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err)
+    server = Server(f"http://127.0.0.1:{port}", database_url, process, logs)
+    try:
+        _wait_until_healthy(server)
+    except BaseException:
+        server.stop()
+        raise
+    server.owner_token = owner_token_in((logs / "stdout").read_text())
+    return server
+
+
+def _wait_until_healthy(server: Server) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if not server.alive():
+            raise ServerFailed(f"prickle serve exited with {server.process.returncode}:\n{server.output()}")
+        try:
+            if server.client.get(f"{server.base_url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise ServerFailed(f"prickle serve did not answer within {START_TIMEOUT}s:\n{server.output()}")
+
+
+def owner_token_in(stdout: str) -> str | None:
+    """The token printed after `owner token for <handle>:`, alone on its own line."""
+    found = re.search(r"^owner token for [a-z0-9-]+:\n(\S+)$", stdout, re.MULTILINE)
+    return found.group(1) if found else None
+
+
+# databases that outlive one test (a module's server)
+
+
+@contextmanager
+def module_database(directory: Path) -> Iterator[str]:
+    """An empty database on the run's backend, for as long as the block lasts."""
+    if BACKEND != "postgres":
+        yield f"sqlite+aiosqlite:///{directory}/prickle.db"
+        return
+    name = f"prickle_s_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
+        yield f"{base}/{name}"
+    finally:
+        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def _pg_admin(statement: str) -> None:
+    import asyncpg
+
+    try:
+        admin = await asyncpg.connect(PG_ADMIN, timeout=5)
+    except (OSError, asyncpg.PostgresError) as error:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {error}")
+    try:
+        await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+# operation documents
+
+
+def document(name: str) -> str:
+    """graphql/<name>.graphql followed by the fragments it spreads, transitively."""
+    text = (DOCUMENTS / f"{name}.graphql").read_text()
+    needed: list[str] = []
+    pending = _spreads(text)
+    while pending:
+        fragment = pending.pop(0)
+        if fragment not in needed:
+            needed.append(fragment)
+            pending += _spreads(fragments()[fragment])
+    return "\n".join([text, *(fragments()[f] for f in needed)])
+
+
+def operation_documents() -> list[str]:
+    """Every operation document's name (`queries/task`, `mutations/handoff`, ...)."""
+    return sorted(
+        str(p.relative_to(DOCUMENTS).with_suffix("")) for p in DOCUMENTS.glob("*/*.graphql")
+    )
+
+
+@cache
+def fragments() -> dict[str, str]:
+    source = (DOCUMENTS / "fragments.graphql").read_text()
+    found: dict[str, str] = {}
+    for definition in parse(source).definitions:
+        assert isinstance(definition, FragmentDefinitionNode) and definition.loc is not None
+        found[definition.name.value] = source[definition.loc.start : definition.loc.end]
+    return found
+
+
+def _spreads(text: str) -> list[str]:
+    return [n for n in re.findall(r"\.\.\.\s*([_A-Za-z]\w*)", text) if n != "on"]
+
+
+# a cast of principals on a running server
+
+
+def persons(server: Server, *handles: str) -> dict[str, str]:
+    """Tokens for persons (created if missing), from `prickle token create` run side by side."""
+    running = {
+        h: subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "token", "create", "--owner", h,
+             "--database-url", server.database_url],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for h in handles
+    }
+    tokens = {}
+    for handle, process in running.items():
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        tokens[handle] = out.rstrip("\n").rsplit("\n", 1)[-1]
+    return tokens
+
+
+def without_optional_nulls(typed: Any, protocol: Any) -> Any:
+    """The typed selection with the nulls of fields the protocol object leaves out dropped."""
+    if isinstance(typed, dict) and isinstance(protocol, dict):
+        return {
+            k: without_optional_nulls(v, protocol.get(k))
+            for k, v in typed.items()
+            if not (v is None and k not in protocol)
+        }
+    if isinstance(typed, list) and isinstance(protocol, list) and len(typed) == len(protocol):
+        return [without_optional_nulls(t, p) for t, p in zip(typed, protocol, strict=True)]
+    return typed
