@@ -3,7 +3,8 @@
 Every query here applies visibility in SQL, matching `app.domain.actors.sees` plus
 project membership: a person P sees a task when P owns (or is) its requester or assignee,
 is its `requested_by`, or is a member of its project; an agent A when A is its requester,
-its assignee or its `requested_by`. An invisible task is absent from every result here,
+its assignee or its `requested_by`; the agent a task waits on (`wait_on(on: agent)`), and
+that agent's owner, while it waits. An invisible task is absent from every result here,
 including counts. Batch lookups take their ids as one bound parameter, so a statement's
 text (and the number of statements) never depends on how many ids are asked for.
 """
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ARRAY, ColumnElement, String, any_, func, literal, literal_column, or_, select
+from sqlalchemy import ARRAY, ColumnElement, String, and_, any_, func, literal, literal_column, or_, select
 
 from app.domain.events import Event
 from app.domain.principals import Principal
@@ -67,8 +68,14 @@ def visible(principal: Principal) -> ColumnElement[bool]:
             tasks.c.assignee_owner == who,
             tasks.c.requested_by_id == who,
             tasks.c.project.in_(projects),
+            and_(tasks.c.waiting_on == "agent", tasks.c.wait_agent.startswith(f"{who}/")),
         )
-    return or_(tasks.c.requester == who, tasks.c.assignee == who, tasks.c.requested_by_id == who)
+    return or_(
+        tasks.c.requester == who,
+        tasks.c.assignee == who,
+        tasks.c.requested_by_id == who,
+        and_(tasks.c.waiting_on == "agent", tasks.c.wait_agent == who),
+    )
 
 
 def _among(tx: Tx, column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
