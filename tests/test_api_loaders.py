@@ -1,0 +1,111 @@
+"""Nested lists are batched: a query's SQL statements do not grow with the tasks it returns.
+
+In process (the app over httpx's ASGI transport), so the test can count every statement the
+app's engine runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from factory import (
+    ALICE, CODER, PLANNER, call, give, packet,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
+)  # fmt: skip
+from sqlalchemy import event
+
+from app import service
+from app.main import create_app
+from app.storage.store import Store
+
+NESTED = """
+query Nested($first: Int!) {
+  tasks(first: $first) {
+    total_count
+    edges {
+      node {
+        id
+        parent { id }
+        children { id }
+        dependencies { id }
+        results { revision status }
+        checkpoints { id }
+        events { seq verb }
+        allowed_verbs
+      }
+    }
+  }
+}
+"""
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def __call__(self, _conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        if not statement.startswith("BEGIN"):  # SQLite's explicit BEGIN; one per transaction
+            self.statements.append(statement)
+
+
+@pytest.fixture
+async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
+    """The app on the test's database, its hub stopped (its polling would be counted too)."""
+    app = create_app(store.url)
+    token = await service.create_token(store, ALICE)
+    async with app.router.lifespan_context(app):
+        await app.state.hub.stop()
+        counter = Counter()
+        event.listen(app.state.store.engine.sync_engine, "before_cursor_execute", counter)
+        transport = httpx.ASGITransport(app=app)
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(transport=transport, base_url="http://prickle", headers=headers) as http:
+            yield http, counter
+
+
+async def _tasks_with_every_relation(store: Store, count: int) -> None:
+    """A chain: each task depends on the one before; every other one is its subtask; the
+    first few are worked on, checkpointed, and completed with a result."""
+    previous = None
+    for i in range(count):
+        fields: dict[str, Any] = {"packet": packet(depends_on=[previous.id] if previous else [])}
+        if previous is not None and i % 2:
+            fields["parent_task_id"] = previous.id
+        task = await give(store, **fields)
+        if i < 6:
+            for verb in ("accept_task", "start_task", "save_checkpoint", "return_result"):
+                task = await call(store, verb, CODER, task.id)
+        previous = task
+
+
+async def _statements(http: httpx.AsyncClient, counter: Counter, first: int) -> tuple[int, int]:
+    counter.statements.clear()
+    response = await http.post("/graphql", json={"query": NESTED, "variables": {"first": first}})
+    body = response.json()
+    assert "errors" not in body, body["errors"]
+    return len(counter.statements), len(body["data"]["tasks"]["edges"])
+
+
+async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(store: Store, client) -> None:  # type: ignore[no-untyped-def]
+    await _tasks_with_every_relation(store, 502)
+    http, counter = client
+    await http.post("/graphql", json={"query": "{ me { id } }"})  # the token is looked up once
+    few, five = await _statements(http, counter, 5)
+    many, five_hundred = await _statements(http, counter, 500)
+    assert (five, five_hundred) == (5, 500)
+    assert few == many, counter.statements
+    assert many <= 7  # the page, the count, and one per loader
+
+
+async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -> None:  # type: ignore[no-untyped-def]
+    task = await give(store, by=PLANNER)
+    http, counter = client
+    await http.post("/graphql", json={"query": "{ me { id } }"})
+    counter.statements.clear()
+    query = "query($id: ID!) { task(id: $id) { id children { id } events { seq } } }"
+    body = (await http.post("/graphql", json={"query": query, "variables": {"id": task.id}})).json()
+    assert body["data"]["task"]["id"] == task.id
+    assert len(counter.statements) == 3, counter.statements  # the task, children, events
