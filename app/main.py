@@ -16,6 +16,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
+from app import board
 from app.api.context import Context, get_context
 from app.api.schema import schema
 from app.events.hub import Hub
@@ -74,6 +75,7 @@ def create_app(database_url: str | None = None) -> Starlette:
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         Route("/healthz", healthz),
+        *board.routes(),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 
