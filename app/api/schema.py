@@ -5,12 +5,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.printer import print_schema
 from strawberry.schema.config import StrawberryConfig
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from app.api import errors
 from app.api.mutations import Mutation
@@ -23,6 +26,13 @@ MAX_ALIASES = 30
 
 
 class PrickleSchema(Schema):
+    async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        """Subscriptions only stream (over WebSockets): a plain execution refuses them."""
+        allowed = kwargs.get("allowed_operation_types")
+        if allowed is not None:
+            kwargs["allowed_operation_types"] = set(allowed) - {OperationType.SUBSCRIPTION}
+        return await super().execute(*args, **kwargs)
+
     def process_errors(
         self, errors_: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
