@@ -1,0 +1,311 @@
+"""The live board at /board, driven in headless Chromium against a real `prickle serve`.
+
+The board's database is seeded with 500 tasks through the service layer before the server
+starts; the tests then move tasks through the HTTP GraphQL API and watch the page. The
+browser is Debian's `chromium` driven by the `playwright` package (never `playwright
+install`); without /usr/bin/chromium the browser tests skip. Figures and a screenshot go to
+test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
+from server import ROOT, Server, module_database, start
+
+from app import service
+from app.storage.migrate import upgrade
+from app.storage.store import Store
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+ARTIFACTS = ROOT / "test-artifacts"
+PROJECT = "board"
+TASKS = 500
+SPARES = 4  # routed tasks the tests move, one or more each
+RENDER_BUDGET_MS = 2000  # generous: a slow CI machine must not fail, a frozen page must
+APPLY_BUDGET_MS = 250
+
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"no {CHROMIUM}: install Debian's chromium (apt-get install -y chromium)",
+)
+
+
+# The assignee's verbs that spread the seeded tasks across the columns.
+SPREAD = [
+    (), ("accept_task",), ("accept_task", "start_task"),
+    ("accept_task", "start_task", "wait_on"), ("accept_task", "start_task", "return_result"),
+    ("hand_back",),
+]  # fmt: skip
+
+
+@dataclass
+class Seeded:
+    alice: str  # a person's token: a member of the project, the board's viewer
+    bob: str  # the assignee's owner, who moves tasks through the API
+    spares: list[str]
+    rich: str  # a task with a parent, children, a dependency, a checkpoint and a result
+
+
+async def seed(url: str) -> Seeded:
+    """500 tasks in the project, across states, plus a few the tests move."""
+    store = Store(url)
+    try:
+        await upgrade(store.engine)
+        await setup(store)
+        rich = await _rich_family(store)
+        spares = [(await _task(store, f"Spare {i}")).id for i in range(SPARES)]
+        for i in range(TASKS - 4 - SPARES):
+            task = await _task(store, f"Task {i}")
+            for verb in SPREAD[i % len(SPREAD)]:
+                await call(store, verb, CODER, task.id)
+        alice = await service.create_token(store, ALICE)
+        bob = await service.create_token(store, BOB)
+        return Seeded(alice, bob, spares, rich)
+    finally:
+        await store.close()
+
+
+async def _task(store: Store, title: str, **fields: Any):  # type: ignore[no-untyped-def]
+    fields.setdefault("packet", packet(task=f"{title}: add a health check endpoint"))
+    return await give(store, project=PROJECT, display_title=title, **fields)
+
+
+async def _rich_family(store: Store) -> str:
+    """A grandparent, the rich task (its child, with a dependency), and a grandchild."""
+    dependency = await _task(store, "Write the API schema")
+    top = await _task(store, "Ship the health check")
+    await call(store, "accept_task", CODER, top.id)
+    await call(store, "start_task", CODER, top.id)
+    rich = await give(
+        store, by=CODER, project=PROJECT, assignee="bob/helper", parent_task_id=top.id,
+        display_title="Health endpoint and its docs",
+        packet=packet(depends_on=[dependency.id], context="The service runs behind nginx."),
+    )  # fmt: skip
+    await call(store, "accept_task", HELPER, rich.id)
+    await call(store, "start_task", HELPER, rich.id)
+    await give(
+        store, by=HELPER, project=PROJECT, assignee="bob/coder", parent_task_id=rich.id,
+        display_title="Document /health in the README",
+    )  # fmt: skip
+    checkpoint = {
+        "progress": "The handler answers 200; the README section is drafted.",
+        "decisions": ["Answer JSON, not plain text"], "next_steps": ["Link it from the index"],
+        "open_questions": ["Should /health check the database?"], "files_touched": ["app/main.py"],
+    }  # fmt: skip
+    await call(store, "save_checkpoint", HELPER, rich.id, checkpoint=checkpoint)
+    items = [
+        evidence([0], summary="curl -i /health answers 200"),
+        evidence(kind="note", summary="The README draft is open for review"),
+    ]  # fmt: skip
+    await call(store, "return_result", HELPER, rich.id, result=result(items))
+    return rich.id
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Seeded]]:
+    """`prickle serve` (tests/server.py) on a database seeded with the project's tasks."""
+    directory = tmp_path_factory.mktemp("board")
+    with module_database(directory) as url:
+        seeded = asyncio.run(seed(url))
+        server = start(url, directory / "logs")
+        try:
+            yield server, seeded
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM}: install Debian's chromium (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh tab; the test fails on any script error or refused request in it."""
+    context = browser.new_context(viewport={"width": 1680, "height": 1000})
+    tab = context.new_page()
+    problems: list[str] = []
+    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    tab.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert not problems, problems
+
+
+def wait_until(page: Any, script: str, timeout: float = 20) -> Any:
+    """Poll a JS expression until it is truthy. (The page's CSP forbids eval, which
+    Playwright's wait_for_function needs; evaluate() goes through the debugger instead.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(script)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout}s: {script}")
+        time.sleep(0.05)
+
+
+def state_of(page: Any, task_id: str) -> str | None:
+    """The column the card is drawn in, read from the DOM."""
+    return page.evaluate(
+        "(id) => document.querySelector(`.card[data-id='${id}']`)"
+        "?.closest('.column')?.dataset.state ?? null",
+        task_id,
+    )
+
+
+def open_board(page: Any, server: Server, token: str) -> None:
+    page.goto(f"{server.base_url}/board?project={PROJECT}")
+    page.fill("#token", token)
+    page.click("#token-form button[type=submit]")
+    wait_until(page, f"window.prickleBoard.size >= {TASKS} && prickleBoard.status === 'live'")
+
+
+def move(server: Server, verb: str, task_id: str, token: str, **variables: Any) -> dict:
+    return server.run_data(f"mutations/{verb}", {"task_id": task_id, **variables}, token)[verb]
+
+
+# the page and its assets
+
+
+def test_the_board_and_its_assets_are_served_by_the_server_itself(board) -> None:
+    server, _ = board
+    page = httpx.get(f"{server.base_url}/board")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "connect-src 'self'" in page.headers["content-security-policy"]
+    for name, kind in [("board.js", "text/javascript"), ("board.css", "text/css")]:
+        asset = httpx.get(f"{server.base_url}/board/{name}")
+        assert asset.status_code == 200 and asset.headers["content-type"].startswith(kind)
+        assert f"/board/{name}" in page.text
+        assert not re.search(r"https?://|//cdn", asset.text), f"{name} names another host"
+    assert not re.search(r"https?://", page.text)
+    assert httpx.get(f"{server.base_url}/board/../app/board.py").status_code == 404
+    assert httpx.get(f"{server.base_url}/board/index.htm").status_code == 404
+
+
+# in the browser
+
+
+@needs_chromium
+def test_a_move_through_the_api_moves_its_card_without_a_reload(board, page) -> None:
+    server, seeded = board
+    task_id = seeded.spares[0]
+    open_board(page, server, seeded.alice)
+    assert state_of(page, task_id) == "routed"
+    render = page.evaluate("prickleBoard.metrics.render")
+    page.evaluate("window.notReloaded = true")
+
+    move(server, "accept_task", task_id, seeded.bob)
+
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'accepted'")
+    assert state_of(page, task_id) == "accepted"
+    assert page.evaluate("window.notReloaded") is True
+    assert page.locator(f".card[data-id='{task_id}']").count() == 1
+    applied = page.evaluate("prickleBoard.metrics.applies")
+    frame = page.evaluate("prickleBoard.metrics.renderFrame")
+    _record({"render": render, "render_to_next_frame": frame, "apply": applied[-1]})
+    assert render["tasks"] >= TASKS and render["ms"] < RENDER_BUDGET_MS, render
+    assert applied[-1]["ms"] < APPLY_BUDGET_MS, applied
+
+
+@needs_chromium
+def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
+    server, seeded = board
+    moved, created_title = seeded.spares[1], "Made while the board was away"
+    open_board(page, server, seeded.alice)
+    before = page.evaluate("prickleBoard.cursor")
+
+    page.evaluate("prickleBoard.dropConnection(3000)")  # reconnects on its own after 3 s
+    assert page.evaluate("prickleBoard.status") == "reconnecting"
+    move(server, "accept_task", moved, seeded.bob)
+    move(server, "start_task", moved, seeded.bob)
+    inp = {
+        "project": PROJECT,
+        "assignee": "bob/coder",
+        "packet": packet(),
+        "display_title": created_title,
+    }
+    created = server.run_data("mutations/handoff", {"input": inp}, seeded.alice)["handoff"]["id"]
+    assert state_of(page, moved) == "routed", "the board saw a move while disconnected"
+
+    wait_until(page, "prickleBoard.status === 'live' && prickleBoard.connections === 2")
+    wait_until(page, f"prickleBoard.stateOf('{moved}') === 'working'")
+    wait_until(page, f"prickleBoard.stateOf('{created}') === 'routed'")
+    assert page.locator(f".card[data-id='{created}']").inner_text().startswith(created_title)
+    assert int(page.evaluate("prickleBoard.cursor")) > int(before)
+
+
+@needs_chromium
+def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
+    server, seeded = board
+    open_board(page, server, seeded.alice)
+    page.click(f".card[data-id='{seeded.rich}']")
+    detail = page.locator(f"#detail [data-task='{seeded.rich}']")
+    detail.wait_for()
+    shown = detail.inner_text()
+    for text in [
+        "Health endpoint and its docs", "PACKET", "The service runs behind nginx.",
+        "ACCEPTANCE CRITERIA", "GET /health answers 200", "uncovered",
+        "LATEST CHECKPOINT", "The handler answers 200", "Should /health check the database?",
+        "RESULT", "curl -i /health answers 200", "Evidence report", "incomplete",
+        "PARENT", "Ship the health check", "CHILDREN", "Document /health in the README",
+        "DEPENDENCIES", "Write the API schema", "EVENTS", "return_result",
+    ]:  # fmt: skip
+        assert text in shown, f"{text!r} is not in the detail panel"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1680, "height": 1400})
+    page.screenshot(path=str(ARTIFACTS / "board.png"))
+
+    page.click("#detail a[data-open]:has-text('Ship the health check')")
+    page.locator("#detail [data-task] h2:has-text('Ship the health check')").wait_for()
+    assert "task=" in page.url
+
+
+@needs_chromium
+def test_the_token_is_entered_once_per_tab(board, page) -> None:
+    server, seeded = board
+    page.goto(f"{server.base_url}/board?project={PROJECT}")
+    page.fill("#token", "prk_not-a-token")
+    page.click("#token-form button[type=submit]")
+    page.locator("#token-error:has-text('did not accept')").wait_for()
+    page.fill("#token", seeded.alice)
+    page.click("#token-form button[type=submit]")
+    wait_until(page, f"prickleBoard.size >= {TASKS}")
+
+    page.reload()
+    wait_until(page, f"prickleBoard.size >= {TASKS} && prickleBoard.status === 'live'")
+    assert not page.locator("#token-dialog").is_visible()
+    assert page.evaluate("sessionStorage.getItem('prickle.token')") == seeded.alice
+    assert page.input_value("#project") == PROJECT
+
+
+def _record(figures: dict) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "board-metrics.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"board at {figures['render']['tasks']} tasks: {json.dumps(figures)}")
