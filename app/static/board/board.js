@@ -228,7 +228,7 @@
 
   // ---- the board -----------------------------------------------------------------------
 
-  const metrics = { render: null, renderFrame: null, applies: [], events: 0 };
+  const metrics = { load: null, render: null, renderFrame: null, applies: [], events: 0 };
 
   function measure(name, start, detail) {
     performance.mark(`${name}:end`);
@@ -637,6 +637,7 @@
     app.cursor = null;
     updateCount();
     notice(`Loading ${project}…`);
+    performance.mark("board:load:start");
     const live = new Live(app.token, status, authFailed);
     app.live = live;
     try {
@@ -653,8 +654,10 @@
         if (loadId !== app.loadId) return;
         const page = data.tasks;
         const tasks = page.edges.map((e) => e.node);
-        if (first) app.board.render(tasks);
-        else tasks.forEach((t) => app.board.offer(t));
+        if (first) {
+          app.board.render(tasks);
+          metrics.load = { tasks: tasks.length, ms: measure("board:load", "board:load:start") };
+        } else tasks.forEach((t) => app.board.offer(t));
         first = false;
         after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
       } while (after);
