@@ -109,7 +109,7 @@ async def _rich_family(store: Store) -> str:
     }  # fmt: skip
     await call(store, "save_checkpoint", HELPER, rich.id, checkpoint=checkpoint)
     items = [
-        evidence([0], summary="curl -i /health answers 200"),
+        evidence([0], summary="curl -i /health answers 200", url="https://ci.example/runs/1"),
         evidence(kind="note", summary="The README draft is open for review"),
     ]  # fmt: skip
     await call(store, "return_result", HELPER, rich.id, result=result(items))
@@ -266,6 +266,8 @@ def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
 def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
     server, seeded = board
     open_board(page, server, seeded.alice)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "board-columns.png"))
     page.click(f".card[data-id='{seeded.rich}']")
     detail = page.locator(f"#detail [data-task='{seeded.rich}']")
     detail.wait_for()
@@ -279,7 +281,7 @@ def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
         "DEPENDENCIES", "Write the API schema", "EVENTS", "return_result",
     ]:  # fmt: skip
         assert text in shown, f"{text!r} is not in the detail panel"
-    ARTIFACTS.mkdir(exist_ok=True)
+    assert detail.locator("a[href='https://ci.example/runs/1']").count() == 1
     page.set_viewport_size({"width": 1680, "height": 1400})
     page.screenshot(path=str(ARTIFACTS / "board.png"))
 

@@ -396,6 +396,14 @@
     return value ? h("pre", { text: value }) : h("span", { class: "muted", text: "—" });
   }
 
+  // Evidence urls are only links when they are web addresses; anything else stays text.
+  function webLink(url) {
+    let ok = false;
+    try { ok = ["http:", "https:"].includes(new URL(url).protocol); } catch { ok = false; }
+    return ok ? h("a", { href: url, rel: "noreferrer noopener", target: "_blank", text: url })
+      : h("span", { text: url });
+  }
+
   function criteriaSection(t) {
     const report = t.result?.evidence_report;
     const verdicts = new Map((t.result?.verdicts || []).map((v) => [v.criterion, v]));
@@ -454,7 +462,7 @@
         h("span", { class: "tag", text: e.kind }), " ", e.summary,
         e.criteria?.length ? h("span", { class: "muted", text: ` → criteria ${e.criteria.join(", ")}` }) : "",
         stale.has(i) ? [" ", h("span", { class: "tag bad", text: `stale: ${stale.get(i)}` })] : "",
-        e.url ? h("div", null, h("a", { href: e.url, rel: "noreferrer noopener", target: "_blank", text: e.url })) : "",
+        e.url ? h("div", null, webLink(e.url)) : "",
         e.observed_at ? h("div", { class: "muted", text: `observed ${e.observed_at}${e.verifier ? ` by ${e.verifier}` : ""}` }) : "",
         e.content ? pre(e.content) : "",
       ].filter((x) => x !== "")),
@@ -481,7 +489,8 @@
 
   function detailView(data, open) {
     const t = data.as_protocol;
-    const link = (x) => h("a", { "data-open": x.id, text: `${x.display_title || x.packet?.task || x.id}` },
+    const href = (id) => `?${new URLSearchParams({ project: t.project, task: id })}`;
+    const link = (x) => h("a", { "data-open": x.id, href: href(x.id), text: `${x.display_title || x.packet?.task || x.id}` },
       " ", h("span", { class: "tag", text: x.state }));
     const links = (xs) => (xs?.length ? h("ul", null, xs.map((x) => h("li", null, link(x))))
       : h("p", { class: "muted", text: "none" }));
@@ -513,7 +522,9 @@
     const root = h("div", { "data-task": t.id, "data-state": t.state, "data-version": String(data.version) }, body);
     root.addEventListener("click", (e) => {
       const id = e.target.closest("[data-open]")?.dataset.open;
-      if (id) open(id);
+      if (!id || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+      e.preventDefault();
+      open(id);
     });
     return root;
   }
