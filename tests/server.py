@@ -24,8 +24,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -283,3 +283,19 @@ def without_optional_nulls(typed: Any, protocol: Any) -> Any:
     if isinstance(typed, list) and isinstance(protocol, list) and len(typed) == len(protocol):
         return [without_optional_nulls(t, p) for t, p in zip(typed, protocol, strict=True)]
     return typed
+
+
+# the app in this process, for tests that must see inside it
+
+
+@asynccontextmanager
+async def in_process(database_url: str, token: str | None = None) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+    """The app (lifespan run) and an httpx client talking to it over ASGI."""
+    from app.main import create_app
+
+    app = create_app(database_url)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://prickle", headers=headers) as http:
+            yield app, http

@@ -15,10 +15,10 @@ from factory import (
     ALICE, CODER, PLANNER, call, give, packet,
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
 )  # fmt: skip
+from server import in_process
 from sqlalchemy import event
 
 from app import service
-from app.main import create_app
 from app.storage.store import Store
 
 NESTED = """
@@ -54,16 +54,11 @@ class Counter:
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     """The app on the test's database, its hub stopped (its polling would be counted too)."""
-    app = create_app(store.url)
-    token = await service.create_token(store, ALICE)
-    async with app.router.lifespan_context(app):
+    async with in_process(store.url, await service.create_token(store, ALICE)) as (app, http):
         await app.state.hub.stop()
         counter = Counter()
         event.listen(app.state.store.engine.sync_engine, "before_cursor_execute", counter)
-        transport = httpx.ASGITransport(app=app)
-        headers = {"Authorization": f"Bearer {token}"}
-        async with httpx.AsyncClient(transport=transport, base_url="http://prickle", headers=headers) as http:
-            yield http, counter
+        yield http, counter
 
 
 async def _tasks_with_every_relation(store: Store, count: int) -> None:
