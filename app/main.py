@@ -35,7 +35,10 @@ class GraphQLApp(GraphQL):
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and _too_large(scope):
             message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
-            body = {"data": None, "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}]}
+            body = {
+                "data": None,
+                "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}],
+            }
             await JSONResponse(body, status_code=413)(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
@@ -70,7 +73,7 @@ def create_app(database_url: str | None = None) -> Starlette:
         keep_alive_interval=PING_SECONDS,
         connection_init_wait_timeout=timedelta(seconds=30),
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
-    )  # fmt: skip
+    )
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
@@ -86,7 +89,9 @@ async def healthz(request: Request) -> JSONResponse:
         async with request.app.state.store.read() as tx:
             await tx.conn.execute(text("SELECT 1"))
     except Exception as error:  # noqa: BLE001 - a probe reports, it does not raise
-        return JSONResponse({"status": "unavailable", "error": type(error).__name__}, status_code=503)
+        return JSONResponse(
+            {"status": "unavailable", "error": type(error).__name__}, status_code=503
+        )
     return JSONResponse({"status": "ok"})
 
 

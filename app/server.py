@@ -29,7 +29,7 @@ def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin"
             "tell other processes' event hubs about commits; use --database-url "
             "postgresql+asyncpg://... or --workers 1",
             file=sys.stderr,
-        )  # fmt: skip
+        )
         return 2
     handle = person(owner).id  # refuse a malformed --owner before touching the database
     token = asyncio.run(_prepare(url, handle))
@@ -38,11 +38,16 @@ def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin"
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
     uvicorn.run(
-        FACTORY, factory=True, host=host, port=port, workers=workers,
+        FACTORY,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
         loop="uvloop" if _installed("uvloop") else "asyncio",
         http="httptools" if _installed("httptools") else "h11",
-        log_config=_log_config(), proxy_headers=False,
-    )  # fmt: skip
+        log_config=_log_config(),
+        proxy_headers=False,
+    )
     return 0
 
 

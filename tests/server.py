@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from graphql import FragmentDefinitionNode, parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,9 +58,13 @@ def free_port() -> int:
 
 def prickle(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "app.cli", *args],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         timeout=timeout,
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -97,7 +102,9 @@ class Server:
         assert not body.get("errors"), body["errors"]
         return body["data"]
 
-    def error(self, query: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+    def error(
+        self, query: str, variables: dict | None = None, token: Any = OWNER
+    ) -> dict[str, Any]:
         """The single error of a request that must fail."""
         body = self.post(query, variables, token)
         assert body.get("errors"), body
@@ -109,7 +116,9 @@ class Server:
         self.executed.add(name)
         return self.post(document(name), variables, token)
 
-    def run_data(self, name: str, variables: dict | None = None, token: Any = OWNER) -> dict[str, Any]:
+    def run_data(
+        self, name: str, variables: dict | None = None, token: Any = OWNER
+    ) -> dict[str, Any]:
         body = self.run(name, variables, token)
         assert not body.get("errors"), body["errors"]
         return body["data"]
@@ -124,7 +133,9 @@ class Server:
     def register(self, owner_token: str, name: str, capabilities: list[dict] | None = None) -> str:
         """Register <owner>/<name> through the API; its token."""
         query = "mutation($n: String!, $c: [CapabilityInput!]) { register_agent(name: $n, capabilities: $c) { token } }"
-        return self.data(query, {"n": name, "c": capabilities}, owner_token)["register_agent"]["token"]
+        return self.data(query, {"n": name, "c": capabilities}, owner_token)["register_agent"][
+            "token"
+        ]
 
     def output(self) -> str:
         return "".join((self.logs / n).read_text(errors="replace") for n in ("stdout", "stderr"))
@@ -148,9 +159,16 @@ def start(database_url: str, logs: Path, *args: str) -> Server:
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     command = [
-        sys.executable, "-m", "app.cli", "serve", "--port", str(port),
-        "--database-url", database_url, *args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "app.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--database-url",
+        database_url,
+        *args,
+    ]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
         process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err)
     server = Server(f"http://127.0.0.1:{port}", database_url, process, logs)
@@ -167,7 +185,9 @@ def _wait_until_healthy(server: Server) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if not server.alive():
-            raise ServerFailed(f"prickle serve exited with {server.process.returncode}:\n{server.output()}")
+            raise ServerFailed(
+                f"prickle serve exited with {server.process.returncode}:\n{server.output()}"
+            )
         try:
             if server.client.get(f"{server.base_url}/healthz", timeout=2).status_code == 200:
                 return
@@ -258,10 +278,22 @@ def persons(server: Server, *handles: str) -> dict[str, str]:
     """Tokens for persons (created if missing), from `prickle token create` run side by side."""
     running = {
         h: subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "token", "create", "--owner", h,
-             "--database-url", server.database_url],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "app.cli",
+                "token",
+                "create",
+                "--owner",
+                h,
+                "--database-url",
+                server.database_url,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for h in handles
     }
     tokens = {}
@@ -289,7 +321,9 @@ def without_optional_nulls(typed: Any, protocol: Any) -> Any:
 
 
 @asynccontextmanager
-async def in_process(database_url: str, token: str | None = None) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+async def in_process(
+    database_url: str, token: str | None = None
+) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
     """The app (lifespan run) and an httpx client talking to it over ASGI."""
     from app.main import create_app
 
@@ -297,5 +331,7 @@ async def in_process(database_url: str, token: str | None = None) -> AsyncIterat
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://prickle", headers=headers) as http:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://prickle", headers=headers
+        ) as http:
             yield app, http

@@ -23,7 +23,9 @@ PACKET = {
     "deliverable_type": "doc",
     "acceptance_criteria": ["lists every change", "links the issues"],
 }
-EVIDENCE = [{"kind": "link", "summary": "the notes", "url": "https://example.com/notes", "criteria": [0, 1]}]
+EVIDENCE = [
+    {"kind": "link", "summary": "the notes", "url": "https://example.com/notes", "criteria": [0, 1]}
+]
 RESULT = {"summary": "Notes written", "provenance": "agent_generated", "evidence": EVIDENCE}
 
 
@@ -78,19 +80,34 @@ def test_the_documents_cover_every_mutation_and_query_field() -> None:
 
 
 def test_a_task_through_review_with_questions_stops_and_a_second_revision(walk: Walk) -> None:
-    allow = walk("mutations/set_gate_rule", "bob", input={"effect": "allow", "requester_owner": "alice"})
-    review = walk("mutations/set_result_rule", "alice", input={"policy": "require_approval", "project": "review"})
+    allow = walk(
+        "mutations/set_gate_rule", "bob", input={"effect": "allow", "requester_owner": "alice"}
+    )
+    review = walk(
+        "mutations/set_result_rule",
+        "alice",
+        input={"policy": "require_approval", "project": "review"},
+    )
     assert (allow["effect"], review["policy"]) == ("allow", "require_approval")
-    task = walk("mutations/handoff", "alice/planner", input={
-        "project": "review", "assignee": "bob/coder", "packet": PACKET, "idempotency_key": "notes-1",
-    })  # fmt: skip
+    task = walk(
+        "mutations/handoff",
+        "alice/planner",
+        input={
+            "project": "review",
+            "assignee": "bob/coder",
+            "packet": PACKET,
+            "idempotency_key": "notes-1",
+        },
+    )
     assert task["state"] == "routed" and task["allowed_verbs"] == ["cancel_task"]
     assert walk("mutations/add_project_member", "alice", project="review", handle="carol") is True
     tid = task["id"]
     walk("mutations/accept_task", "bob/coder", task_id=tid)
     walk("mutations/start_task", "bob/coder", task_id=tid)
     walk("mutations/save_checkpoint", "bob/coder", task_id=tid, checkpoint={"progress": "drafted"})
-    asked = walk("mutations/wait_on", "bob/coder", task_id=tid, on="human", question="Which release?")
+    asked = walk(
+        "mutations/wait_on", "bob/coder", task_id=tid, on="human", question="Which release?"
+    )
     assert (asked["state"], asked["waiting_on"]) == ("waiting", "human")
     assert walk("mutations/answer", "alice", task_id=tid, answer="2.0")["state"] == "working"
     stopped = walk("mutations/stop_run", "bob", task_id=tid, reason="lunch")
@@ -99,10 +116,21 @@ def test_a_task_through_review_with_questions_stops_and_a_second_revision(walk: 
     first = walk("mutations/return_result", "bob/coder", task_id=tid, result=RESULT)
     assert (first["state"], first["result"]["status"]) == ("approval", "submitted")
     verdicts = [{"criterion": 1, "accepted": False, "note": "no issue links"}]
-    changes = walk("mutations/decide_result", "alice", task_id=tid, decision="request_changes",
-                   verdicts=verdicts, reason="link the issues")  # fmt: skip
+    changes = walk(
+        "mutations/decide_result",
+        "alice",
+        task_id=tid,
+        decision="request_changes",
+        verdicts=verdicts,
+        reason="link the issues",
+    )
     assert (changes["state"], changes["result"]["verdicts"]) == ("working", verdicts)
-    walk("mutations/return_result", "bob/coder", task_id=tid, result={**RESULT, "submission_id": "rev-2"})
+    walk(
+        "mutations/return_result",
+        "bob/coder",
+        task_id=tid,
+        result={**RESULT, "submission_id": "rev-2"},
+    )
     done = walk("mutations/decide_result", "alice", task_id=tid, decision="accept")
     assert (done["state"], done["result"]["revision"]) == ("completed", 2)
     assert done["result"]["decided_by"] == {"kind": "person", "handle": "alice", "erased": None}
@@ -114,36 +142,69 @@ def test_a_task_through_review_with_questions_stops_and_a_second_revision(walk: 
     assert [e["node"]["id"] for e in page["edges"]] == [tid]
     history = walk("queries/task_events", "carol", task_id=tid, first=3)
     assert history["page_info"]["has_next_page"] and history["total_count"] == len(full["events"])
-    rest = walk("queries/task_events", "carol", task_id=tid, after=history["page_info"]["end_cursor"], first=100)
+    rest = walk(
+        "queries/task_events",
+        "carol",
+        task_id=tid,
+        after=history["page_info"]["end_cursor"],
+        first=100,
+    )
     seqs = [e["node"]["seq"] for e in history["edges"] + rest["edges"]]
     assert seqs == sorted(seqs) == [e["seq"] for e in full["events"]]
     assert walk("mutations/delete_result_rule", "alice", id=review["id"]) is True
     assert walk("mutations/delete_gate_rule", "bob", id=allow["id"]) is True
-    assert walk.refused("mutations/delete_gate_rule", "bob", id=allow["id"])["extensions"] == {"code": "not_found"}
+    assert walk.refused("mutations/delete_gate_rule", "bob", id=allow["id"])["extensions"] == {
+        "code": "not_found"
+    }
 
 
 def test_a_task_by_capability_handed_back_rerouted_and_cancelled(walk: Walk) -> None:
-    task = walk("mutations/request_capability", "alice/planner", input={
-        "project": "caps", "capability": {"kind": "repo", "name": "prickle"}, "packet": PACKET,
-    })  # fmt: skip
+    task = walk(
+        "mutations/request_capability",
+        "alice/planner",
+        input={
+            "project": "caps",
+            "capability": {"kind": "repo", "name": "prickle"},
+            "packet": PACKET,
+        },
+    )
     assert task["assignee"] == "bob/coder"
-    assert task["route"] == {"via": "request_capability", "capability": {"kind": "repo", "name": "prickle"}}
+    assert task["route"] == {
+        "via": "request_capability",
+        "capability": {"kind": "repo", "name": "prickle"},
+    }
     tid = task["id"]
     if task["state"] == "waiting":  # bob's gate holds alice's requests unless a rule allows them
         walk("mutations/approve_handoff", "bob", task_id=tid, reason="fine")
-    back = walk("mutations/hand_back", "bob/coder", task_id=tid, reason="not mine",
-                checkpoint={"progress": "looked at it", "open_questions": ["who owns this?"]})  # fmt: skip
+    back = walk(
+        "mutations/hand_back",
+        "bob/coder",
+        task_id=tid,
+        reason="not mine",
+        checkpoint={"progress": "looked at it", "open_questions": ["who owns this?"]},
+    )
     assert back["state"] == "returned" and back["latest_checkpoint_by"]["handed_back"] is True
     moved = walk("mutations/reroute", "alice/planner", task_id=tid, assignee="bob/helper")
-    assert (moved["assignee"], moved["state"], moved["waiting_on"]) == ("bob/helper", "waiting", "owner_approval")
+    assert (moved["assignee"], moved["state"], moved["waiting_on"]) == (
+        "bob/helper",
+        "waiting",
+        "owner_approval",
+    )
     gone = walk("mutations/cancel_task", "alice", task_id=tid, reason="done elsewhere")
     assert gone["state"] == "cancelled" and gone["allowed_verbs"] == []
 
 
 def test_a_held_task_denied(walk: Walk) -> None:
-    task = walk("mutations/handoff", "alice/planner", input={
-        "project": "held", "assignee": "bob/helper", "packet": PACKET, "display_title": "Notes",
-    })  # fmt: skip
+    task = walk(
+        "mutations/handoff",
+        "alice/planner",
+        input={
+            "project": "held",
+            "assignee": "bob/helper",
+            "packet": PACKET,
+            "display_title": "Notes",
+        },
+    )
     assert task["waiting_on"] == "owner_approval"
     as_bob = walk("queries/task", "bob", id=task["id"])
     assert sorted(as_bob["allowed_verbs"]) == ["approve_handoff", "deny_task"]
@@ -187,13 +248,19 @@ def _next(ws: ClientConnection) -> dict[str, Any]:
 def _subscribe(ws: ClientConnection, protocol: str, variables: dict[str, Any]) -> None:
     kind = "subscribe" if protocol == "graphql-transport-ws" else "start"
     query = document("subscriptions/task_events")
-    ws.send(json.dumps({"id": "1", "type": kind, "payload": {"query": query, "variables": variables}}))
+    ws.send(
+        json.dumps({"id": "1", "type": kind, "payload": {"query": query, "variables": variables}})
+    )
 
 
 @pytest.mark.parametrize("protocol", ["graphql-transport-ws", "graphql-ws"])
 def test_the_subscription_sends_a_snapshot_then_each_move(walk: Walk, protocol: str) -> None:
     server = walk.server
-    task = walk("mutations/handoff", "alice/planner", input={"project": "live", "assignee": "bob/coder", "packet": PACKET})
+    task = walk(
+        "mutations/handoff",
+        "alice/planner",
+        input={"project": "live", "assignee": "bob/coder", "packet": PACKET},
+    )
     with _open(server, protocol, walk.tokens["bob"]) as ws:
         _subscribe(ws, protocol, {"task_id": task["id"]})
         snapshot = _next(ws)["payload"]["data"]["task_events"]
@@ -204,16 +271,25 @@ def test_the_subscription_sends_a_snapshot_then_each_move(walk: Walk, protocol: 
         walk("mutations/accept_task", "bob/coder", task_id=task["id"])
         event = _next(ws)["payload"]["data"]["task_events"]
         assert (event["kind"], event["verb"], event["actor"], event["to_state"]) == (
-            "moved", "accept_task", "bob/coder", "accepted",
-        )  # fmt: skip
+            "moved",
+            "accept_task",
+            "bob/coder",
+            "accepted",
+        )
         assert event["task"]["version"] == event["version"] and int(event["cursor"]) == event["seq"]
 
 
 def test_the_subscription_replays_from_a_cursor(walk: Walk) -> None:
-    task = walk("mutations/handoff", "alice/planner", input={"project": "replay", "assignee": "bob/coder", "packet": PACKET})
+    task = walk(
+        "mutations/handoff",
+        "alice/planner",
+        input={"project": "replay", "assignee": "bob/coder", "packet": PACKET},
+    )
     events = walk("queries/task_events", "alice", task_id=task["id"])["edges"]
     with _open(walk.server, "graphql-transport-ws", walk.tokens["alice"]) as ws:
-        _subscribe(ws, "graphql-transport-ws", {"task_id": task["id"], "after": events[0]["cursor"]})
+        _subscribe(
+            ws, "graphql-transport-ws", {"task_id": task["id"], "after": events[0]["cursor"]}
+        )
         replayed = _next(ws)["payload"]["data"]["task_events"]
         assert replayed["seq"] == events[1]["node"]["seq"]
 

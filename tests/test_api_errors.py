@@ -6,9 +6,11 @@ import logging
 
 import pytest
 from factory import (
-    CODER, PLANNER, give,
+    CODER,
+    PLANNER,
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
-)  # fmt: skip
+    give,
+)
 from server import in_process
 
 from app import service
@@ -19,7 +21,7 @@ ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { id } }"
 
 async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
     store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:  # fmt: skip
+) -> None:
     async def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the disk is on fire at /var/secret")
 
@@ -30,10 +32,14 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
         response = await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
         still = await http.post("/graphql", json={"query": "{ me { id } }"})
     body = response.json()
-    assert body["errors"] == [{
-        "message": "internal error", "locations": [{"line": 1, "column": 22}],
-        "path": ["accept_task"], "extensions": {"code": "internal"},
-    }]  # fmt: skip
+    assert body["errors"] == [
+        {
+            "message": "internal error",
+            "locations": [{"line": 1, "column": 22}],
+            "path": ["accept_task"],
+            "extensions": {"code": "internal"},
+        }
+    ]
     assert "secret" not in response.text and "Traceback" not in response.text
     assert "the disk is on fire" in caplog.text and "RuntimeError" in caplog.text
     assert caplog.records[-1].exc_info is not None
@@ -43,23 +49,31 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
 async def test_invalid_state_carries_the_current_state(store: Store) -> None:
     task = await give(store, project="held")  # the factory's gate holds project "held"
     async with in_process(store.url, await service.create_token(store, CODER)) as (_app, http):
-        body = (await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})).json()
+        body = (
+            await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
+        ).json()
     assert body["errors"][0]["extensions"] == {
-        "code": "invalid_state", "state": "waiting", "waiting_on": "owner_approval",
-    }  # fmt: skip
+        "code": "invalid_state",
+        "state": "waiting",
+        "waiting_on": "owner_approval",
+    }
 
 
 async def test_a_turn_budget_spent_answers_turn_budget_exhausted(store: Store) -> None:
     task = await give(store, turn_budget=0)
     await service.accept_task(store, CODER, task.id)
-    save = 'mutation($id: ID!) { save_checkpoint(task_id: $id, checkpoint: {progress: "p"}) { id } }'
+    save = (
+        'mutation($id: ID!) { save_checkpoint(task_id: $id, checkpoint: {progress: "p"}) { id } }'
+    )
     async with in_process(store.url, await service.create_token(store, CODER)) as (_app, http):
-        body = (await http.post("/graphql", json={"query": save, "variables": {"id": task.id}})).json()
+        body = (
+            await http.post("/graphql", json={"query": save, "variables": {"id": task.id}})
+        ).json()
     assert body["errors"][0]["extensions"] == {"code": "turn_budget_exhausted"}
 
 
 async def test_an_agent_administering_answers_forbidden(store: Store) -> None:
-    query = 'mutation { set_gate_rule(input: {effect: allow}) { id } }'
+    query = "mutation { set_gate_rule(input: {effect: allow}) { id } }"
     async with in_process(store.url, await service.create_token(store, PLANNER)) as (_app, http):
         body = (await http.post("/graphql", json={"query": query})).json()
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}

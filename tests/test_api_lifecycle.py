@@ -46,26 +46,40 @@ def story(api_server: Server, cast: dict[str, str]) -> dict[str, Any]:
         steps[name] = task
         return task
 
-    task = step("handoff", "handoff", "alice/planner", input={
-        "project": "apps", "assignee": "bob/coder", "packet": PACKET, "turn_budget": 3,
-        "display_title": "Health check",
-    })  # fmt: skip
+    task = step(
+        "handoff",
+        "handoff",
+        "alice/planner",
+        input={
+            "project": "apps",
+            "assignee": "bob/coder",
+            "packet": PACKET,
+            "turn_budget": 3,
+            "display_title": "Health check",
+        },
+    )
     task_id = task["id"]
     step("approve", "approve_handoff", "bob", task_id=task_id, reason="alice is a colleague")
     step("accept", "accept_task", "bob/coder", task_id=task_id, expected_version=3)
     step("start", "start_task", "bob/coder", task_id=task_id)
     checkpoint = {"progress": "wrote the handler", "next_steps": ["document it"]}
     step("checkpoint", "save_checkpoint", "bob/coder", task_id=task_id, checkpoint=checkpoint)
-    step("return", "return_result", "bob/coder", task_id=task_id, result={
-        "summary": "GET /health answers 200 and the README documents it",
-        "provenance": "agent_generated",
-        "evidence": [
-            {"kind": "test_output", "summary": "test_health passes", "criteria": [0]},
-            {"kind": "commit", "summary": "README section", "criteria": [1], "artifact": 0},
-        ],
-        "artifacts": [{"ref": "README.md", "commit_sha": "a" * 40}],
-        "submission_id": "sub-1",
-    })  # fmt: skip
+    step(
+        "return",
+        "return_result",
+        "bob/coder",
+        task_id=task_id,
+        result={
+            "summary": "GET /health answers 200 and the README documents it",
+            "provenance": "agent_generated",
+            "evidence": [
+                {"kind": "test_output", "summary": "test_health passes", "criteria": [0]},
+                {"kind": "commit", "summary": "README section", "criteria": [1], "artifact": 0},
+            ],
+            "artifacts": [{"ref": "README.md", "commit_sha": "a" * 40}],
+            "submission_id": "sub-1",
+        },
+    )
     return steps
 
 
@@ -81,27 +95,41 @@ def test_the_gate_holds_the_task_for_the_assignees_owner(story: dict[str, Any]) 
 def test_each_step_moves_the_task_as_the_protocol_says(story: dict[str, Any]) -> None:
     seen = [(s["state"], s["waiting_on"], s["version"]) for s in story.values()]
     assert seen == [
-        ("waiting", "owner_approval", 2), ("routed", None, 3), ("accepted", None, 4),
-        ("working", None, 5), ("working", None, 6), ("completed", None, 8),
-    ]  # fmt: skip
+        ("waiting", "owner_approval", 2),
+        ("routed", None, 3),
+        ("accepted", None, 4),
+        ("working", None, 5),
+        ("working", None, 6),
+        ("completed", None, 8),
+    ]
     assert story["checkpoint"]["turn_budget"] == 2
     assert story["checkpoint"]["latest_checkpoint_by"] == {
-        "agent": "bob/coder", "provenance": "agent_generated", "handed_back": False,
-    }  # fmt: skip
+        "agent": "bob/coder",
+        "provenance": "agent_generated",
+        "handed_back": False,
+    }
     result = story["return"]["result"]
-    assert (result["status"], result["revision"], result["decided_by_policy"]) == ("accepted", 1, "v0")
+    assert (result["status"], result["revision"], result["decided_by_policy"]) == (
+        "accepted",
+        1,
+        "v0",
+    )
     assert result["decided_by"] == {"kind": "system"}
     assert result["evidence_report"]["complete"] is True
     assert result["lineage"]["cause"] == {"kind": "none"}
 
 
-def test_as_protocol_is_valid_against_the_task_schema_after_every_step(story: dict[str, Any]) -> None:
+def test_as_protocol_is_valid_against_the_task_schema_after_every_step(
+    story: dict[str, Any],
+) -> None:
     for name, task in story.items():
         errors = [e.message for e in VALIDATOR.iter_errors(task["as_protocol"])]
         assert errors == [], name
 
 
-def test_the_typed_selection_equals_as_protocol_without_optional_nulls(story: dict[str, Any]) -> None:
+def test_the_typed_selection_equals_as_protocol_without_optional_nulls(
+    story: dict[str, Any],
+) -> None:
     for name, task in story.items():
         typed = {k: v for k, v in task.items() if k not in PROTOCOL_EXTRAS}
         assert without_optional_nulls(typed, task["as_protocol"]) == task["as_protocol"], name
@@ -112,9 +140,15 @@ def test_the_task_query_returns_the_task_with_its_history(api_server: Server, ca
     task = api_server.run_data("queries/task", {"id": task_id}, cast["alice"])["task"]
     assert task["as_protocol"] == story["return"]["as_protocol"]
     assert [e["verb"] for e in task["events"]] == [
-        "handoff", "handoff", "approve_handoff", "accept_task", "start_task", "save_checkpoint",
-        "return_result", "return_result",
-    ]  # fmt: skip
+        "handoff",
+        "handoff",
+        "approve_handoff",
+        "accept_task",
+        "start_task",
+        "save_checkpoint",
+        "return_result",
+        "return_result",
+    ]
     assert [e["kind"] for e in task["events"]][:2] == ["created", "moved"]
     assert task["events"][-1]["actor"] is None  # the result policy is the server's move
     assert len(task["checkpoints"]) == 1 and task["checkpoints"][0]["agent"] == "bob/coder"
@@ -153,22 +187,38 @@ def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, cast, story)
         ("answer", {"answer": "no"}),
     ],
 )
-def test_a_third_owners_mutations_answer_not_found(api_server, cast, story, document, variables) -> None:  # type: ignore[no-untyped-def]
+def test_a_third_owners_mutations_answer_not_found(
+    api_server, cast, story, document, variables
+) -> None:  # type: ignore[no-untyped-def]
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
         body = api_server.run(f"mutations/{document}", {"task_id": task_id, **variables}, cast[who])
         assert body["errors"][0]["extensions"] == {"code": "not_found"}, who
-        assert task_id not in body["errors"][0]["message"] or "no task" in body["errors"][0]["message"]
+        assert (
+            task_id not in body["errors"][0]["message"] or "no task" in body["errors"][0]["message"]
+        )
 
 
 def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data("mutations/handoff", {"input": {
-        "project": "apps", "assignee": "bob/coder", "packet": PACKET,
-    }}, cast["alice/planner"])["handoff"]  # fmt: skip
+    task = api_server.run_data(
+        "mutations/handoff",
+        {
+            "input": {
+                "project": "apps",
+                "assignee": "bob/coder",
+                "packet": PACKET,
+            }
+        },
+        cast["alice/planner"],
+    )["handoff"]
     before = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
     body = api_server.run("mutations/start_task", {"task_id": task["id"]}, cast["bob/coder"])
     error = body["errors"][0]
-    assert error["extensions"] == {"code": "invalid_state", "state": "waiting", "waiting_on": "owner_approval"}
+    assert error["extensions"] == {
+        "code": "invalid_state",
+        "state": "waiting",
+        "waiting_on": "owner_approval",
+    }
     assert error["message"] == "Can't start_task when in waiting (waiting_on owner_approval)"
     after = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
     assert after == before
@@ -176,18 +226,38 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Se
 
 
 def test_a_stale_expected_version_answers_conflict(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data("mutations/handoff", {"input": {
-        "project": "apps", "assignee": "bob/coder", "packet": PACKET,
-    }}, cast["alice/planner"])["handoff"]  # fmt: skip
-    body = api_server.run("mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, cast["bob"])
+    task = api_server.run_data(
+        "mutations/handoff",
+        {
+            "input": {
+                "project": "apps",
+                "assignee": "bob/coder",
+                "packet": PACKET,
+            }
+        },
+        cast["alice/planner"],
+    )["handoff"]
+    body = api_server.run(
+        "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, cast["bob"]
+    )
     assert body["errors"][0]["extensions"] == {"code": "conflict"}
-    assert api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]["version"] == 2
+    assert (
+        api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]["version"] == 2
+    )
 
 
 def test_the_wrong_principal_answers_forbidden(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data("mutations/handoff", {"input": {
-        "project": "apps", "assignee": "bob/coder", "packet": PACKET,
-    }}, cast["alice/planner"])["handoff"]  # fmt: skip
+    task = api_server.run_data(
+        "mutations/handoff",
+        {
+            "input": {
+                "project": "apps",
+                "assignee": "bob/coder",
+                "packet": PACKET,
+            }
+        },
+        cast["alice/planner"],
+    )["handoff"]
     body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, cast["bob/coder"])
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
 
@@ -198,7 +268,7 @@ def test_no_token_or_a_bad_token_answers_unauthenticated(api_server: Server, tok
         if token == "Basic abc":
             response = api_server.client.post(
                 api_server.graphql_url, json={"query": query}, headers={"Authorization": token}
-            )  # fmt: skip
+            )
             body = response.json()
         else:
             body = api_server.post(query, token=token)

@@ -17,7 +17,9 @@ def code_of(server: Server, query: str, variables: dict | None = None) -> str:
 
 
 def test_a_query_deeper_than_the_limit_is_too_complex(api_server: Server) -> None:
-    deep = "{ tasks { edges { node { " + "parent { " * MAX_DEPTH + "id" + " }" * MAX_DEPTH + " } } } }"
+    deep = (
+        "{ tasks { edges { node { " + "parent { " * MAX_DEPTH + "id" + " }" * MAX_DEPTH + " } } } }"
+    )
     error = api_server.error(deep)
     assert error["extensions"] == {"code": "query_too_complex"}
     assert "depth" in error["message"]
@@ -26,7 +28,9 @@ def test_a_query_deeper_than_the_limit_is_too_complex(api_server: Server) -> Non
 
 def test_a_query_just_within_the_depth_limit_runs(api_server: Server) -> None:
     nested = "parent { " * (MAX_DEPTH - 4) + "id" + " }" * (MAX_DEPTH - 4)
-    assert api_server.data("{ tasks { edges { node { " + nested + " } } } }")["tasks"]["edges"] == []
+    assert (
+        api_server.data("{ tasks { edges { node { " + nested + " } } } }")["tasks"]["edges"] == []
+    )
 
 
 def test_too_many_aliases_are_too_complex(api_server: Server) -> None:
@@ -45,7 +49,9 @@ def test_too_many_tokens_are_too_complex(api_server: Server) -> None:
 
 def test_a_body_over_the_size_limit_is_refused_with_a_code(api_server: Server) -> None:
     huge = {"query": "{ me { id } }", "variables": {"pad": "x" * MAX_BODY_BYTES}}
-    response = api_server.client.post(api_server.graphql_url, json=huge, headers=api_server.headers())
+    response = api_server.client.post(
+        api_server.graphql_url, json=huge, headers=api_server.headers()
+    )
     assert response.status_code == 413
     assert response.json()["errors"][0]["extensions"] == {"code": "query_too_complex"}
     assert api_server.data("{ me { id } }")
@@ -56,7 +62,9 @@ def test_first_outside_0_to_500_is_invalid_input(api_server: Server, first: int)
     error = api_server.error("query($f: Int!) { tasks(first: $f) { total_count } }", {"f": first})
     assert error["extensions"] == {"code": "invalid_input"}
     assert "first" in error["message"]
-    events = api_server.error("query($f: Int!) { task_events(first: $f) { total_count } }", {"f": first})
+    events = api_server.error(
+        "query($f: Int!) { task_events(first: $f) { total_count } }", {"f": first}
+    )
     assert events["extensions"] == {"code": "invalid_input"}
 
 
@@ -85,8 +93,12 @@ def test_malformed_ids_and_cursors_are_invalid_input(api_server: Server, query, 
         ("files", ["f"] * 51),
     ],
 )
-def test_oversized_or_empty_packet_fields_are_invalid_input(api_server: Server, field, value) -> None:  # type: ignore[no-untyped-def]
-    variables = {"input": {"project": "p", "assignee": "admin/a", "packet": {**PACKET, field: value}}}
+def test_oversized_or_empty_packet_fields_are_invalid_input(
+    api_server: Server, field, value
+) -> None:  # type: ignore[no-untyped-def]
+    variables = {
+        "input": {"project": "p", "assignee": "admin/a", "packet": {**PACKET, field: value}}
+    }
     error = api_server.error(HANDOFF, variables)
     assert error["extensions"] == {"code": "invalid_input"}
     assert f"packet.{field}" in error["message"] or "packet" in error["message"]
@@ -117,20 +129,26 @@ def test_bad_handoff_fields_are_invalid_input(api_server: Server, changes) -> No
         ("query($f: Int!) { tasks(first: $f) { total_count } }", {}),
     ],
 )
-def test_requests_graphql_itself_refuses_are_invalid_input(api_server: Server, query, variables) -> None:  # type: ignore[no-untyped-def]
+def test_requests_graphql_itself_refuses_are_invalid_input(
+    api_server: Server, query, variables
+) -> None:  # type: ignore[no-untyped-def]
     assert code_of(api_server, query, variables) == "invalid_input"
 
 
 def test_a_subscription_over_plain_http_is_refused_clearly(api_server: Server) -> None:
     query = {"query": "subscription { task_events { seq } }"}
-    response = api_server.client.post(api_server.graphql_url, json=query, headers=api_server.headers())
+    response = api_server.client.post(
+        api_server.graphql_url, json=query, headers=api_server.headers()
+    )
     assert response.status_code == 400
     assert "subscriptions are not allowed" in response.text
 
 
 def test_an_unknown_task_is_null_and_an_unknown_task_mutation_not_found(api_server: Server) -> None:
     assert api_server.data('{ task(id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }') == {"task": None}
-    error = api_server.error('mutation { cancel_task(task_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }')
+    error = api_server.error(
+        'mutation { cancel_task(task_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }'
+    )
     assert error["extensions"] == {"code": "not_found"}
 
 

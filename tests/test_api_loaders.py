@@ -12,9 +12,14 @@ from typing import Any
 import httpx
 import pytest
 from factory import (
-    ALICE, CODER, PLANNER, call, give, packet,
+    ALICE,
+    CODER,
+    PLANNER,
+    call,
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
-)  # fmt: skip
+    give,
+    packet,
+)
 from server import in_process
 from sqlalchemy import event
 
@@ -84,7 +89,9 @@ async def _statements(http: httpx.AsyncClient, counter: Counter, first: int) -> 
     return len(counter.statements), len(body["data"]["tasks"]["edges"])
 
 
-async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(store: Store, client) -> None:  # type: ignore[no-untyped-def]
+async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(
+    store: Store, client
+) -> None:  # type: ignore[no-untyped-def]
     await _tasks_with_every_relation(store, 502)
     http, counter = client
     await http.post("/graphql", json={"query": "{ me { id } }"})  # the token is looked up once

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from factory import (
-    ALICE, BOB, CAROL, CODER, HELPER, PLANNER, POSITIONS, SPY, call, drive, give,
+    ALICE,
+    BOB,
+    CAROL,
+    CODER,
+    HELPER,
+    PLANNER,
+    POSITIONS,
+    SPY,
+    call,
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
-)  # fmt: skip
+    drive,
+    give,
+)
 
 from app import service
 from app.domain.task import Task

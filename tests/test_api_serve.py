@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from app.cli import main
 
 def test_the_committed_schema_graphql_is_the_live_schema() -> None:
     committed = (ROOT / "schema.graphql").read_text()
-    assert committed == sdl(), "schema.graphql is stale: run `prickle schema --output schema.graphql`"
+    assert committed == sdl(), (
+        "schema.graphql is stale: run `prickle schema --output schema.graphql`"
+    )
 
 
 def test_prickle_schema_writes_the_sdl(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -28,7 +31,12 @@ def test_the_sdl_keeps_the_protocols_snake_case_and_lowercase_enum_values() -> N
     assert "enum TaskState {\n  requested\n  routed\n" in text
     assert "enum DecidedByPolicy {\n  v0\n  auto_accept\n}" in text
     assert "union ActorRef = PersonRef | AgentRef | SystemRef" in text
-    for name in ("as_protocol: JSON!", "allowed_verbs: [String!]!", "page_info: PageInfo!", "from: TaskState!"):
+    for name in (
+        "as_protocol: JSON!",
+        "allowed_verbs: [String!]!",
+        "page_info: PageInfo!",
+        "from: TaskState!",
+    ):
         assert name in text
     assert "asProtocol" not in text and "pageInfo" not in text
 
@@ -48,14 +56,17 @@ async def test_the_first_start_prints_an_owner_token_and_a_second_prints_none(st
 async def test_the_server_answers_health_get_queries_and_graphiql(start_server) -> None:  # type: ignore[no-untyped-def]
     server = start_server()
     assert server.client.get(f"{server.base_url}/healthz").json() == {"status": "ok"}
-    got = server.client.get(server.graphql_url, params={"query": "{ me { id } }"}, headers=server.headers())
+    got = server.client.get(
+        server.graphql_url, params={"query": "{ me { id } }"}, headers=server.headers()
+    )
     assert got.json() == {"data": {"me": {"id": "admin"}}}
     page = server.client.get(server.graphql_url, headers={"Accept": "text/html"})
     assert page.status_code == 200 and "graphiql" in page.text.lower()
     refused = server.client.get(
-        server.graphql_url, params={"query": "mutation { delete_gate_rule(id: \"x\") }"},
+        server.graphql_url,
+        params={"query": 'mutation { delete_gate_rule(id: "x") }'},
         headers=server.headers(),
-    )  # fmt: skip
+    )
     assert refused.status_code == 400 and "mutations are not allowed" in refused.text
 
 
@@ -74,12 +85,14 @@ def test_a_malformed_owner_handle_is_refused_with_exit_code_2(tmp_path: Path) ->
     assert "invalid_input" in done.stderr
 
 
-async def test_several_workers_serve_one_postgresql_database(start_server, pg_database_url: str) -> None:  # type: ignore[no-untyped-def]
+async def test_several_workers_serve_one_postgresql_database(
+    start_server, pg_database_url: str
+) -> None:  # type: ignore[no-untyped-def]
     server = start_server("--workers", "2", url=pg_database_url)
     assert server.owner_token is not None
     for _ in range(6):
         assert server.data("{ me { id } }") == {"me": {"id": "admin"}}
     deadline = time.monotonic() + 60
     while server.output().count("Application startup complete") < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
+        await asyncio.sleep(0.2)
     assert server.output().count("Application startup complete") == 2

@@ -36,7 +36,9 @@ def _schema_values(*path: str) -> list[str]:
 _RESULT = ("result",)
 
 TaskState = lowercase_enum("TaskState", _schema_values("state"), "Where a task stands.")
-WaitingOn = lowercase_enum("WaitingOn", _schema_values("waiting_on"), "On whom a waiting task waits.")
+WaitingOn = lowercase_enum(
+    "WaitingOn", _schema_values("waiting_on"), "On whom a waiting task waits."
+)
 DeliverableType = lowercase_enum(
     "DeliverableType", _schema_values("packet", "deliverable_type"), "What the task delivers."
 )
@@ -49,17 +51,22 @@ Verifier = lowercase_enum(
 Provenance = lowercase_enum(
     "Provenance", _schema_values(*_RESULT, "provenance"), "Where a result's content came from."
 )
-ResultStatus = lowercase_enum("ResultStatus", _schema_values(*_RESULT, "status"), "A result's status.")
+ResultStatus = lowercase_enum(
+    "ResultStatus", _schema_values(*_RESULT, "status"), "A result's status."
+)
 DecidedByPolicy = lowercase_enum(
     "DecidedByPolicy", _schema_values(*_RESULT, "decided_by_policy"), "The policy that decided."
 )
 StaleWhy = lowercase_enum(
-    "StaleWhy", _schema_values(*_RESULT, "evidence_report", "stale", "why"), "Why evidence is stale."
+    "StaleWhy",
+    _schema_values(*_RESULT, "evidence_report", "stale", "why"),
+    "Why evidence is stale.",
 )
 ProvenanceStatus = lowercase_enum(
-    "ProvenanceStatus", _schema_values(*_RESULT, "provenance_status"),
+    "ProvenanceStatus",
+    _schema_values(*_RESULT, "provenance_status"),
     "attested when every declared context hash matches what the server holds.",
-)  # fmt: skip
+)
 RouteVia = lowercase_enum("RouteVia", _schema_values("route", "via"), "How the task was sent.")
 CapabilityKind = lowercase_enum(
     "CapabilityKind", _schema_values("route", "capability", "kind"), "A kind of capability."
@@ -71,7 +78,9 @@ ContextKind = lowercase_enum(
     "ContextKind", ("packet", "memory_fact", "checkpoint"), "A lineage context item's kind."
 )
 EventKind = lowercase_enum("EventKind", KINDS, "What an event records.")
-GateEffect = lowercase_enum("GateEffect", ("allow", "deny", "hold"), "What a matching gate rule does.")
+GateEffect = lowercase_enum(
+    "GateEffect", ("allow", "deny", "hold"), "What a matching gate rule does."
+)
 ResultPolicy = lowercase_enum("ResultPolicy", POLICIES, "How a result rule judges results.")
 Decision = lowercase_enum(
     "Decision", ("accept", "request_changes", "reject"), "The requester's owner's decision."

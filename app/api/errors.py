@@ -14,10 +14,9 @@ from __future__ import annotations
 import logging
 import re
 
-from graphql import GraphQLError
-
 from app.domain.errors import ProtocolError
 from app.events.hub import FellBehind
+from graphql import GraphQLError
 
 log = logging.getLogger("app.api")
 
@@ -50,9 +49,11 @@ def shape(error: GraphQLError) -> None:
 def _internal(error: GraphQLError) -> None:
     original = error.original_error or error
     log.error(
-        "internal error at %s: %s", error.path, error.message,
+        "internal error at %s: %s",
+        error.path,
+        error.message,
         exc_info=(type(original), original, original.__traceback__),
-    )  # fmt: skip
+    )
     error.message = "internal error"
     error.extensions = {"code": "internal"}
     error.original_error = None

@@ -13,9 +13,16 @@ import strawberry
 
 from app import service
 from app.api.enums import (
-    CapabilityKind, ContextKind, DeliverableType, EvidenceKind, GateEffect, Provenance,
-    ResultPolicy, Verifier, plain,
-)  # fmt: skip
+    CapabilityKind,
+    ContextKind,
+    DeliverableType,
+    EvidenceKind,
+    GateEffect,
+    Provenance,
+    ResultPolicy,
+    Verifier,
+    plain,
+)
 from app.service.results import ResultInput as ServiceResultInput
 
 

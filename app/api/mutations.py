@@ -12,14 +12,22 @@ import strawberry
 from app import service
 from app.api.enums import Decision, WaitOn, plain
 from app.api.inputs import (
-    CapabilityInput, CheckpointInput, GateRuleInput, HandoffInput, RequestCapabilityInput,
-    ResultInput, ResultRuleInput, VerdictInput, fields_of,
-)  # fmt: skip
+    CapabilityInput,
+    CheckpointInput,
+    GateRuleInput,
+    HandoffInput,
+    RequestCapabilityInput,
+    ResultInput,
+    ResultRuleInput,
+    VerdictInput,
+    fields_of,
+)
 from app.api.types import AgentRegistration, GateRule, ResultRule, Task
 
 Info = strawberry.Info
 Version = Annotated[
-    int | None, strawberry.argument(description="Refuse with conflict unless the task is at this version.")
+    int | None,
+    strawberry.argument(description="Refuse with conflict unless the task is at this version."),
 ]
 
 
@@ -34,7 +42,9 @@ class Mutation:
     @strawberry.mutation(description="Hand a task to a named agent; its owner's gate decides.")
     async def handoff(self, info: Info, input: HandoffInput) -> Task:
         ctx = info.context
-        return Task.from_domain(await service.handoff(ctx.store, await ctx.viewer(), input.to_service()))
+        return Task.from_domain(
+            await service.handoff(ctx.store, await ctx.viewer(), input.to_service())
+        )
 
     @strawberry.mutation(description="Hand a task to an agent offering the capability.")
     async def request_capability(self, info: Info, input: RequestCapabilityInput) -> Task:
@@ -44,17 +54,27 @@ class Mutation:
 
     @strawberry.mutation
     async def approve_handoff(
-        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        reason: str | None = None,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
-        return await _call(info, "approve_handoff", task_id, reason=reason, expected_version=expected_version)
+    ) -> Task:
+        return await _call(
+            info, "approve_handoff", task_id, reason=reason, expected_version=expected_version
+        )
 
     @strawberry.mutation
     async def deny_task(
-        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        reason: str | None = None,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
-        return await _call(info, "deny_task", task_id, reason=reason, expected_version=expected_version)
+    ) -> Task:
+        return await _call(
+            info, "deny_task", task_id, reason=reason, expected_version=expected_version
+        )
 
     @strawberry.mutation
     async def accept_task(
@@ -70,36 +90,59 @@ class Mutation:
 
     @strawberry.mutation(description="Not a move: replaces latest_checkpoint, spends one turn.")
     async def save_checkpoint(
-        self, info: Info, task_id: strawberry.ID, checkpoint: CheckpointInput,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        checkpoint: CheckpointInput,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+    ) -> Task:
         return await _call(
-            info, "save_checkpoint", task_id, checkpoint=fields_of(checkpoint),
+            info,
+            "save_checkpoint",
+            task_id,
+            checkpoint=fields_of(checkpoint),
             expected_version=expected_version,
-        )  # fmt: skip
+        )
 
     @strawberry.mutation(description="Wait on a human or (with `agent`) on an agent.")
     async def wait_on(
-        self, info: Info, task_id: strawberry.ID, on: WaitOn, question: str | None = None,
-        agent: str | None = None, expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        on: WaitOn,
+        question: str | None = None,
+        agent: str | None = None,
+        expected_version: Version = None,
+    ) -> Task:
         return await _call(
-            info, "wait_on", task_id, on=plain(on), question=question, agent=agent,
+            info,
+            "wait_on",
+            task_id,
+            on=plain(on),
+            question=question,
+            agent=agent,
             expected_version=expected_version,
-        )  # fmt: skip
+        )
 
     @strawberry.mutation
     async def answer(
         self, info: Info, task_id: strawberry.ID, answer: str, expected_version: Version = None
     ) -> Task:
-        return await _call(info, "answer", task_id, answer=answer, expected_version=expected_version)
+        return await _call(
+            info, "answer", task_id, answer=answer, expected_version=expected_version
+        )
 
     @strawberry.mutation
     async def stop_run(
-        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        reason: str | None = None,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
-        return await _call(info, "stop_run", task_id, reason=reason, expected_version=expected_version)
+    ) -> Task:
+        return await _call(
+            info, "stop_run", task_id, reason=reason, expected_version=expected_version
+        )
 
     @strawberry.mutation
     async def resume_run(
@@ -109,54 +152,97 @@ class Mutation:
 
     @strawberry.mutation
     async def hand_back(
-        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
-        checkpoint: CheckpointInput | None = None, expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        reason: str | None = None,
+        checkpoint: CheckpointInput | None = None,
+        expected_version: Version = None,
+    ) -> Task:
         body = fields_of(checkpoint) if checkpoint is not None else None
         return await _call(
-            info, "hand_back", task_id, reason=reason, checkpoint=body, expected_version=expected_version
+            info,
+            "hand_back",
+            task_id,
+            reason=reason,
+            checkpoint=body,
+            expected_version=expected_version,
         )
 
-    @strawberry.mutation(description="Return a result; the requester's owner's policy judges it at once.")
+    @strawberry.mutation(
+        description="Return a result; the requester's owner's policy judges it at once."
+    )
     async def return_result(
-        self, info: Info, task_id: strawberry.ID, result: ResultInput,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        result: ResultInput,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+    ) -> Task:
         return await _call(
-            info, "return_result", task_id, result=result.to_service(), expected_version=expected_version
+            info,
+            "return_result",
+            task_id,
+            result=result.to_service(),
+            expected_version=expected_version,
         )
 
     @strawberry.mutation
     async def decide_result(
-        self, info: Info, task_id: strawberry.ID, decision: Decision,
-        verdicts: list[VerdictInput] | None = None, reason: str | None = None,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        decision: Decision,
+        verdicts: list[VerdictInput] | None = None,
+        reason: str | None = None,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+    ) -> Task:
         return await _call(
-            info, "decide_result", task_id, decision=plain(decision),
-            verdicts=[fields_of(v) for v in verdicts or []], reason=reason,
+            info,
+            "decide_result",
+            task_id,
+            decision=plain(decision),
+            verdicts=[fields_of(v) for v in verdicts or []],
+            reason=reason,
             expected_version=expected_version,
-        )  # fmt: skip
+        )
 
     @strawberry.mutation
     async def cancel_task(
-        self, info: Info, task_id: strawberry.ID, reason: str | None = None,
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        reason: str | None = None,
         expected_version: Version = None,
-    ) -> Task:  # fmt: skip
-        return await _call(info, "cancel_task", task_id, reason=reason, expected_version=expected_version)
+    ) -> Task:
+        return await _call(
+            info, "cancel_task", task_id, reason=reason, expected_version=expected_version
+        )
 
-    @strawberry.mutation(description="Send a returned task again: to `assignee` or by `capability`.")
+    @strawberry.mutation(
+        description="Send a returned task again: to `assignee` or by `capability`."
+    )
     async def reroute(
-        self, info: Info, task_id: strawberry.ID, assignee: str | None = None,
-        capability: CapabilityInput | None = None, expected_version: Version = None,
-    ) -> Task:  # fmt: skip
+        self,
+        info: Info,
+        task_id: strawberry.ID,
+        assignee: str | None = None,
+        capability: CapabilityInput | None = None,
+        expected_version: Version = None,
+    ) -> Task:
         wanted = fields_of(capability) if capability is not None else None
         return await _call(
-            info, "reroute", task_id, assignee=assignee, capability=wanted,
+            info,
+            "reroute",
+            task_id,
+            assignee=assignee,
+            capability=wanted,
             expected_version=expected_version,
-        )  # fmt: skip
+        )
 
-    @strawberry.mutation(description="Register (or re-register) `<caller>/<name>`; returns a new token.")
+    @strawberry.mutation(
+        description="Register (or re-register) `<caller>/<name>`; returns a new token."
+    )
     async def register_agent(
         self, info: Info, name: str, capabilities: list[CapabilityInput] | None = None
     ) -> AgentRegistration:
@@ -168,7 +254,9 @@ class Mutation:
     @strawberry.mutation
     async def set_gate_rule(self, info: Info, input: GateRuleInput) -> GateRule:
         ctx = info.context
-        return GateRule.from_domain(await service.set_gate_rule(ctx.store, await ctx.viewer(), fields_of(input)))
+        return GateRule.from_domain(
+            await service.set_gate_rule(ctx.store, await ctx.viewer(), fields_of(input))
+        )
 
     @strawberry.mutation
     async def delete_gate_rule(self, info: Info, id: strawberry.ID) -> bool:

@@ -6,8 +6,13 @@ import strawberry
 
 from app.api.enums import TaskState, plain
 from app.api.types import (
-    AllowedMove, Principal, Task, TaskConnection, TaskEventConnection, TaskStateInfo,
-)  # fmt: skip
+    AllowedMove,
+    Principal,
+    Task,
+    TaskConnection,
+    TaskEventConnection,
+    TaskStateInfo,
+)
 from app.domain import shapes
 from app.domain.errors import InvalidInput
 from app.domain.table import table
@@ -46,11 +51,16 @@ class Query:
 
     @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
     async def tasks(
-        self, info: strawberry.Info, project: str | None = None, state: TaskState | None = None,
-        assignee: str | None = None, requester: str | None = None,
-        parent_task_id: strawberry.ID | None = None, first: int = DEFAULT_FIRST,
+        self,
+        info: strawberry.Info,
+        project: str | None = None,
+        state: TaskState | None = None,
+        assignee: str | None = None,
+        requester: str | None = None,
+        parent_task_id: strawberry.ID | None = None,
+        first: int = DEFAULT_FIRST,
         after: str | None = None,
-    ) -> TaskConnection:  # fmt: skip
+    ) -> TaskConnection:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = reads.TaskFilters(project, plain(state), assignee, requester, parent_task_id)
@@ -66,9 +76,13 @@ class Query:
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(
-        self, info: strawberry.Info, task_id: strawberry.ID | None = None,
-        project: str | None = None, after: str | None = None, first: int = DEFAULT_FIRST,
-    ) -> TaskEventConnection:  # fmt: skip
+        self,
+        info: strawberry.Info,
+        task_id: strawberry.ID | None = None,
+        project: str | None = None,
+        after: str | None = None,
+        first: int = DEFAULT_FIRST,
+    ) -> TaskEventConnection:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = reads.EventFilters(task_id, project)

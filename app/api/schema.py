@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.printer import print_schema
@@ -19,6 +18,7 @@ from app.api import errors
 from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.subscriptions import Subscription
+from graphql import GraphQLError
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000

@@ -12,9 +12,18 @@ from typing import Annotated, Any, TypeVar
 import strawberry
 
 from app.api.enums import (
-    CapabilityKind, DecidedByPolicy, DeliverableType, EvidenceKind, GateBasis, Provenance,
-    ProvenanceStatus, ResultStatus, RouteVia, StaleWhy, Verifier,
-)  # fmt: skip
+    CapabilityKind,
+    DecidedByPolicy,
+    DeliverableType,
+    EvidenceKind,
+    GateBasis,
+    Provenance,
+    ProvenanceStatus,
+    ResultStatus,
+    RouteVia,
+    StaleWhy,
+    Verifier,
+)
 from app.domain.task import JSON
 
 T = TypeVar("T")
@@ -145,10 +154,12 @@ class EvidenceReport:
     @classmethod
     def from_domain(cls, data: JSON) -> EvidenceReport:
         return cls(
-            coverage=[flat(Coverage, c) for c in data["coverage"]], general=data["general"],
-            uncovered=data["uncovered"], stale=[flat(StaleEvidence, s) for s in data["stale"]],
+            coverage=[flat(Coverage, c) for c in data["coverage"]],
+            general=data["general"],
+            uncovered=data["uncovered"],
+            stale=[flat(StaleEvidence, s) for s in data["stale"]],
             complete=data["complete"],
-        )  # fmt: skip
+        )
 
 
 @strawberry.type(description="Caused by a message from the owner.")
@@ -185,9 +196,11 @@ LineageCause = Annotated[
     OwnerMessageCause | TaskCause | NoCause | OwnerScheduleCause, strawberry.union("LineageCause")
 ]
 _CAUSES: dict[str, Any] = {
-    "owner_message": OwnerMessageCause, "task": TaskCause, "none": NoCause,
+    "owner_message": OwnerMessageCause,
+    "task": TaskCause,
+    "none": NoCause,
     "owner_schedule": OwnerScheduleCause,
-}  # fmt: skip
+}
 
 
 @strawberry.type(description="The packet of a task, by its sha256.")
@@ -216,8 +229,10 @@ ContextItem = Annotated[
     PacketContext | MemoryFactContext | CheckpointContext, strawberry.union("ContextItem")
 ]
 _CONTEXTS: dict[str, Any] = {
-    "packet": PacketContext, "memory_fact": MemoryFactContext, "checkpoint": CheckpointContext,
-}  # fmt: skip
+    "packet": PacketContext,
+    "memory_fact": MemoryFactContext,
+    "checkpoint": CheckpointContext,
+}
 
 
 @strawberry.type

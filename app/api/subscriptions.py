@@ -6,7 +6,8 @@ from collections.abc import AsyncGenerator
 
 import strawberry
 
-from app.api.queries import event_cursor, task_id as checked_task_id
+from app.api.queries import event_cursor
+from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
 from app.events.stream import Filters, events_for
 
@@ -18,10 +19,13 @@ class Subscription:
         "what came after it first; with `task_id` and no `after`, a `snapshot` event first."
     )
     async def task_events(
-        self, info: strawberry.Info, project: str | None = None,
-        task_id: strawberry.ID | None = None, assignee: str | None = None,
+        self,
+        info: strawberry.Info,
+        project: str | None = None,
+        task_id: strawberry.ID | None = None,
+        assignee: str | None = None,
         after: str | None = None,
-    ) -> AsyncGenerator[TaskEvent, None]:  # fmt: skip
+    ) -> AsyncGenerator[TaskEvent, None]:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)

@@ -12,11 +12,24 @@ import strawberry
 from strawberry.scalars import JSON
 
 from app.api.enums import (
-    CapabilityKind, DeliverableType, EventKind, GateEffect, ResultPolicy, TaskState, WaitingOn,
-)  # fmt: skip
+    CapabilityKind,
+    DeliverableType,
+    EventKind,
+    GateEffect,
+    ResultPolicy,
+    TaskState,
+    WaitingOn,
+)
 from app.api.shapes import (
-    ActorRef, Checkpoint, CheckpointBy, Packet, Result, Route, actor_ref, flat,
-)  # fmt: skip
+    ActorRef,
+    Checkpoint,
+    CheckpointBy,
+    Packet,
+    Result,
+    Route,
+    actor_ref,
+    flat,
+)
 from app.domain import moves
 from app.domain.events import Event
 from app.domain.gate import GateRule as DomainGateRule
@@ -55,17 +68,27 @@ class Task:
     def from_domain(cls, task: DomainTask) -> Task:
         checkpoint, by, result = task.latest_checkpoint, task.latest_checkpoint_by, task.result
         return cls(
-            id=strawberry.ID(task.id), project=task.project, state=task.state,
-            waiting_on=task.waiting_on, requester=task.requester, assignee=task.assignee,
-            packet=flat(Packet, task.packet), result=Result.from_domain(result) if result else None,
+            id=strawberry.ID(task.id),
+            project=task.project,
+            state=task.state,
+            waiting_on=task.waiting_on,
+            requester=task.requester,
+            assignee=task.assignee,
+            packet=flat(Packet, task.packet),
+            result=Result.from_domain(result) if result else None,
             latest_checkpoint=flat(Checkpoint, checkpoint) if checkpoint else None,
             latest_checkpoint_by=flat(CheckpointBy, by) if by else None,
-            parent_task_id=task.parent_task_id, created_at=task.created_at,
-            updated_at=task.updated_at, requested_by=actor_ref(task.requested_by),
-            origin_message_id=task.origin_message_id, route=Route.from_domain(task.route),
-            display_title=task.display_title, turn_budget=task.turn_budget,
-            version=task.version, domain=task,
-        )  # fmt: skip
+            parent_task_id=task.parent_task_id,
+            created_at=task.created_at,
+            updated_at=task.updated_at,
+            requested_by=actor_ref(task.requested_by),
+            origin_message_id=task.origin_message_id,
+            route=Route.from_domain(task.route),
+            display_title=task.display_title,
+            turn_budget=task.turn_budget,
+            version=task.version,
+            domain=task,
+        )
 
     @strawberry.field(description="The task object exactly, valid against task.schema.json.")
     def as_protocol(self) -> JSON:
@@ -126,11 +149,21 @@ class TaskEvent:
     @classmethod
     def from_domain(cls, event: Event) -> TaskEvent:
         return cls(
-            cursor=event.cursor, seq=event.seq, kind=event.kind, task_id=strawberry.ID(event.task_id),
-            project=event.project, from_state=event.from_state, to_state=event.to_state,
-            waiting_on=event.waiting_on, verb=event.verb, actor=event.actor, at=event.at,
-            version=event.version, note=event.note, event=event,
-        )  # fmt: skip
+            cursor=event.cursor,
+            seq=event.seq,
+            kind=event.kind,
+            task_id=strawberry.ID(event.task_id),
+            project=event.project,
+            from_state=event.from_state,
+            to_state=event.to_state,
+            waiting_on=event.waiting_on,
+            verb=event.verb,
+            actor=event.actor,
+            at=event.at,
+            version=event.version,
+            note=event.note,
+            event=event,
+        )
 
     @strawberry.field(description="The task right after this event.")
     def task(self) -> Task:
@@ -150,10 +183,14 @@ class SavedCheckpoint:
     @classmethod
     def from_domain(cls, saved: StoredCheckpoint) -> SavedCheckpoint:
         return cls(
-            id=strawberry.ID(saved.id), task_id=strawberry.ID(saved.task_id),
-            checkpoint=flat(Checkpoint, saved.body), sha256=saved.sha256, agent=saved.agent,
-            handed_back=saved.handed_back, created_at=saved.created_at,
-        )  # fmt: skip
+            id=strawberry.ID(saved.id),
+            task_id=strawberry.ID(saved.task_id),
+            checkpoint=flat(Checkpoint, saved.body),
+            sha256=saved.sha256,
+            agent=saved.agent,
+            handed_back=saved.handed_back,
+            created_at=saved.created_at,
+        )
 
 
 @strawberry.type
@@ -191,7 +228,9 @@ class TaskConnection:
     def of(cls, tasks: list[DomainTask], has_next: bool, count: Count) -> TaskConnection:
         edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t)) for t in tasks]
         end = edges[-1].cursor if edges else None
-        return cls(edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count)
+        return cls(
+            edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count
+        )
 
 
 @strawberry.type(description="A page of events, oldest first.")
@@ -208,7 +247,9 @@ class TaskEventConnection:
     def of(cls, events: list[Event], has_next: bool, count: Count) -> TaskEventConnection:
         edges = [TaskEventEdge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in events]
         end = edges[-1].cursor if edges else None
-        return cls(edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count)
+        return cls(
+            edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count
+        )
 
 
 @strawberry.type(description="Who is calling: a person (an owner) or an agent.")
@@ -235,10 +276,12 @@ class TaskStateInfo:
         t = table()
         state = t.states[name]
         return cls(
-            name=name, description=state.description, terminal=state.terminal,
+            name=name,
+            description=state.description,
+            terminal=state.terminal,
             moves_to=list(dict.fromkeys(m.to_state for m in t.moves_from(name))),
             reached_from=list(dict.fromkeys(m.from_state for m in t.moves_to(name))),
-        )  # fmt: skip
+        )
 
 
 @strawberry.type(description="A move the transition table allows.")
@@ -251,7 +294,13 @@ class AllowedMove:
 
     @classmethod
     def from_domain(cls, move: Move) -> AllowedMove:
-        return cls(from_=move.from_state, to=move.to_state, verbs=list(move.verbs), actor=move.actor, note=move.note)
+        return cls(
+            from_=move.from_state,
+            to=move.to_state,
+            verbs=list(move.verbs),
+            actor=move.actor,
+            note=move.note,
+        )
 
 
 @strawberry.type

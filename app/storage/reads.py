@@ -17,7 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ARRAY, ColumnElement, String, and_, any_, func, literal, literal_column, or_, select
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    String,
+    and_,
+    any_,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+)
 
 from app.domain.events import Event
 from app.domain.principals import Principal
@@ -81,13 +92,19 @@ def visible(principal: Principal) -> ColumnElement[bool]:
 def _among(tx: Tx, column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
     """`column IN ids` with the ids as a single bound parameter."""
     if tx.sqlite:
-        each = select(literal_column("value")).select_from(func.json_each(literal(json.dumps(list(ids)))))
+        each = select(literal_column("value")).select_from(
+            func.json_each(literal(json.dumps(list(ids))))
+        )
         return column.in_(each)
     return column == any_(literal(list(ids), ARRAY(String)))
 
 
 def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
-    return [getattr(tasks.c, name) == value for name, value in vars(filters).items() if value is not None]
+    return [
+        getattr(tasks.c, name) == value
+        for name, value in vars(filters).items()
+        if value is not None
+    ]
 
 
 async def task_page(
@@ -102,7 +119,9 @@ async def task_page(
 
 
 async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int:
-    stmt = select(func.count()).select_from(tasks).where(visible(principal), *_task_filters(filters))
+    stmt = (
+        select(func.count()).select_from(tasks).where(visible(principal), *_task_filters(filters))
+    )
     return (await tx.conn.execute(stmt)).scalar_one()
 
 
@@ -113,17 +132,23 @@ async def tasks_by_id(tx: Tx, principal: Principal, ids: Sequence[str]) -> dict[
     return {t.id: t for t in map(mapping.task_from_row, await tx._rows(stmt))}
 
 
-async def children_of(tx: Tx, principal: Principal, parent_ids: Sequence[str]) -> dict[str, list[Task]]:
+async def children_of(
+    tx: Tx, principal: Principal, parent_ids: Sequence[str]
+) -> dict[str, list[Task]]:
     found: dict[str, list[Task]] = defaultdict(list)
     if parent_ids:
-        stmt = select(tasks).where(_among(tx, tasks.c.parent_task_id, parent_ids), visible(principal))
+        stmt = select(tasks).where(
+            _among(tx, tasks.c.parent_task_id, parent_ids), visible(principal)
+        )
         for row in await tx._rows(stmt.order_by(tasks.c.id)):
             task = mapping.task_from_row(row)
             found[task.parent_task_id or ""].append(task)
     return found
 
 
-async def results_of(tx: Tx, principal: Principal, task_ids: Sequence[str]) -> dict[str, list[JSON]]:
+async def results_of(
+    tx: Tx, principal: Principal, task_ids: Sequence[str]
+) -> dict[str, list[JSON]]:
     """Every revision's result body, oldest first."""
     found: dict[str, list[JSON]] = defaultdict(list)
     if task_ids:
@@ -132,7 +157,7 @@ async def results_of(tx: Tx, principal: Principal, task_ids: Sequence[str]) -> d
             .join(tasks, tasks.c.id == results.c.task_id)
             .where(_among(tx, results.c.task_id, task_ids), visible(principal))
             .order_by(results.c.task_id, results.c.revision)
-        )  # fmt: skip
+        )
         for task_id, body in await tx._rows(stmt):
             found[task_id].append(body)
     return found
@@ -148,7 +173,7 @@ async def checkpoints_of(
             .join(tasks, tasks.c.id == checkpoints.c.task_id)
             .where(_among(tx, checkpoints.c.task_id, task_ids), visible(principal))
             .order_by(checkpoints.c.task_id, checkpoints.c.id)
-        )  # fmt: skip
+        )
         for row in await tx._rows(stmt):
             found[row.task_id].append(StoredCheckpoint(**row._mapping))
     return found
@@ -158,7 +183,9 @@ def _events() -> Any:
     return select(events).join(tasks, tasks.c.id == events.c.task_id)
 
 
-async def events_of(tx: Tx, principal: Principal, task_ids: Sequence[str]) -> dict[str, list[Event]]:
+async def events_of(
+    tx: Tx, principal: Principal, task_ids: Sequence[str]
+) -> dict[str, list[Event]]:
     """Each task's events, oldest first."""
     found: dict[str, list[Event]] = defaultdict(list)
     if task_ids:
@@ -190,7 +217,8 @@ async def event_page(
 
 async def count_task_events(tx: Tx, principal: Principal, filters: EventFilters) -> int:
     stmt = (
-        select(func.count()).select_from(events.join(tasks, tasks.c.id == events.c.task_id))
+        select(func.count())
+        .select_from(events.join(tasks, tasks.c.id == events.c.task_id))
         .where(*_event_filters(principal, filters))
-    )  # fmt: skip
+    )
     return (await tx.conn.execute(stmt)).scalar_one()
