@@ -6,9 +6,12 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+# pg_advisory_xact_lock key ("prickle" in ASCII) serialising upgrades across processes.
+MIGRATION_LOCK = 0x707269636B6C65
 
 
 def alembic_config() -> Config:
@@ -18,12 +21,18 @@ def alembic_config() -> Config:
 
 
 async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
+    """Upgrade in one transaction. On PostgreSQL it first takes an advisory lock held until
+    commit, so processes starting together upgrade one after the other: the first migrates,
+    the others then find the database at head (DDL is transactional there)."""
+
     def run(sync_connection) -> None:  # type: ignore[no-untyped-def]
         config = alembic_config()
         config.attributes["connection"] = sync_connection
         command.upgrade(config, revision)
 
     async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            await conn.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK)))
         await conn.run_sync(run)
 
 
