@@ -19,6 +19,8 @@ from app.storage.store import NOTIFY_CHANNEL, Store
 log = logging.getLogger(__name__)
 
 BATCH = 1000
+LISTEN_CHECK_SECONDS = 5.0  # how often an idle LISTEN connection is asked SELECT 1
+LISTEN_RETRY_SECONDS = (0.5, 10.0)  # reconnect delay: first, and the most it backs off to
 
 
 class FellBehind(Exception):
@@ -69,7 +71,9 @@ class Hub:
         self.subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._listening: asyncio.Task[None] | None = None
         self._listener = None
+        self._lost = asyncio.Event()
 
     async def start(self) -> None:
         async with self.store.read() as tx:
@@ -77,15 +81,17 @@ class Hub:
         self.store.commit_listeners.append(self.wake)
         if not self.store.sqlite:
             await self._listen()
+            self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
         self._task = asyncio.create_task(self._tail(), name="prickle-event-hub")
 
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.store.commit_listeners.remove(self.wake)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._listening, self._task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -133,5 +139,42 @@ class Hub:
         import asyncpg
 
         url = self.store.engine.url.set(drivername="postgresql")
-        self._listener = await asyncpg.connect(url.render_as_string(hide_password=False))
-        await self._listener.add_listener(NOTIFY_CHANNEL, lambda *_: self.wake())
+        self._lost.clear()
+        listener = await asyncpg.connect(url.render_as_string(hide_password=False), timeout=10)
+        listener.add_termination_listener(lambda *_: self._lost.set())
+        await listener.add_listener(NOTIFY_CHANNEL, lambda *_: self.wake())
+        self._listener = listener
+
+    async def _keep_listening(self) -> None:
+        """Watch the LISTEN connection; when it drops, reconnect with backoff. Commits made
+        meanwhile are not lost: the poll reads them, and each reconnection wakes the hub."""
+        while True:
+            await self._until_lost()
+            log.warning("the LISTEN connection was lost; reconnecting (polling meanwhile)")
+            with contextlib.suppress(Exception):
+                self._listener.terminate()  # type: ignore[union-attr]
+            delay, most = LISTEN_RETRY_SECONDS
+            while True:
+                await asyncio.sleep(delay)
+                try:
+                    await self._listen()
+                    break
+                except Exception as error:  # noqa: BLE001 - the database may be briefly away
+                    log.warning("LISTEN reconnection failed (%s); retrying in %.1fs", error, delay)
+                    delay = min(delay * 2, most)
+            log.warning("the LISTEN connection is back")
+            self.wake()
+
+    async def _until_lost(self) -> None:
+        """Return once the connection has closed, or fails to answer a periodic SELECT 1
+        (a connection cut without a FIN would otherwise look alive forever)."""
+        while not self._lost.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._lost.wait(), LISTEN_CHECK_SECONDS)
+                return
+            try:
+                await asyncio.wait_for(self._listener.fetchval("SELECT 1"), LISTEN_CHECK_SECONDS)  # type: ignore[union-attr]
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - any failure means the connection is gone
+                return

@@ -1,0 +1,98 @@
+"""The hub's LISTEN connection on PostgreSQL: it wakes the hub for other processes' commits,
+and when it drops the hub logs it, catches up and listens again.
+
+A second `Store` on the same database stands in for another process: its commits do not
+call this hub's `wake`, so only a notification (or the poll, set very slow here) can.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from app import service
+from app.domain.principals import person
+from app.events import hub as hub_module
+from app.events.hub import Hub
+from app.service.creation import HandoffInput
+from app.storage.migrate import upgrade
+from app.storage.store import Store
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
+    reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
+)
+
+ALICE = person("alice")
+PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
+
+
+@pytest.fixture
+async def stores(pg_database_url: str) -> AsyncIterator[tuple[Store, Store]]:
+    """(the hub's store, another process's store) on one migrated database."""
+    here, there = Store(pg_database_url), Store(pg_database_url)
+    await upgrade(here.engine)
+    await service.register_agent(there, ALICE, "writer")
+    try:
+        yield here, there
+    finally:
+        await here.close()
+        await there.close()
+
+
+async def _handoff(store: Store) -> int:
+    inp = HandoffInput(project="demo", assignee="alice/writer", packet=dict(PACKET))
+    await service.handoff(store, ALICE, inp)
+    async with store.read() as tx:
+        return await tx.last_seq_committed()
+
+
+async def _until_head(hub: Hub, seq: int, timeout: float) -> float:
+    """Seconds until the hub has dispatched `seq`."""
+    began = time.monotonic()
+    async with asyncio.timeout(timeout):
+        while hub.head < seq:
+            await asyncio.sleep(0.01)
+    return time.monotonic() - began
+
+
+async def test_a_commit_in_another_process_wakes_the_hub_at_once(stores) -> None:  # type: ignore[no-untyped-def]
+    here, there = stores
+    hub = Hub(here, poll_seconds=60)
+    await hub.start()
+    try:
+        for _ in range(3):
+            assert await _until_head(hub, await _handoff(there), timeout=2) < 1
+    finally:
+        await hub.stop()
+
+
+async def test_a_dropped_listen_connection_is_logged_caught_up_and_reopened(
+    stores, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(hub_module, "LISTEN_RETRY_SECONDS", (0.2, 1.0))
+    here, there = stores
+    hub = Hub(here, poll_seconds=60)
+    await hub.start()
+    caplog.set_level(logging.WARNING, logger="app.events.hub")
+    try:
+        first = hub._listener
+        async with there.read() as tx:
+            await tx.conn.exec_driver_sql(
+                f"SELECT pg_terminate_backend({first.get_server_pid()})"  # type: ignore[union-attr]
+            )
+        # committed while nobody listens: the reconnection wakes the hub, which reads it
+        assert await _until_head(hub, await _handoff(there), timeout=5) < 5
+        assert hub._listener is not first and not hub._listener.is_closed()  # type: ignore[union-attr]
+        # and the new connection listens
+        assert await _until_head(hub, await _handoff(there), timeout=2) < 1
+    finally:
+        await hub.stop()
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("LISTEN connection was lost" in m for m in messages), messages
+    assert any("LISTEN connection is back" in m for m in messages), messages
