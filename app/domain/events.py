@@ -24,6 +24,7 @@ class Event:
     task: JSON  # the task object right after this event
     note: str | None = None
     seq: int = 0
+    wait_agent: str | None = None  # the agent named in wait_on: it may see the task meanwhile
 
     @property
     def cursor(self) -> str:

@@ -23,7 +23,7 @@ class Filters:
 
 
 def task_of(event: Event) -> Task:
-    return Task(**event.task, version=event.version)
+    return Task(**event.task, version=event.version, wait_agent=event.wait_agent)
 
 
 def visible_to(principal: Principal, projects: set[str], filters: Filters):  # type: ignore[no-untyped-def]
@@ -80,6 +80,7 @@ async def _snapshot(store: Store, task_id: str, wants) -> Event | None:  # type:
         kind="snapshot", task_id=task.id, project=task.project, from_state=None,
         to_state=task.state, waiting_on=task.waiting_on, verb=None, actor=None,
         at=task.updated_at, version=task.version, task=task.to_protocol(), seq=last,
+        wait_agent=task.wait_agent,
     )  # fmt: skip
     return event if wants(event) else None
 

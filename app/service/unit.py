@@ -69,7 +69,7 @@ class Moves:
             kind=kind, task_id=task.id, project=task.project, from_state=from_state,
             to_state=task.state, waiting_on=task.waiting_on, verb=verb,
             actor=actor.id if actor else None, at=self.at, version=task.version,
-            task=task.to_protocol(), note=note,
+            task=task.to_protocol(), note=note, wait_agent=task.wait_agent,
         )  # fmt: skip
         self.events.append(event)
         return event

@@ -81,6 +81,7 @@ class EventRow(SQLModel, table=True):
     version: int
     note: str | None = None
     task: dict = json_column(nullable=False)
+    wait_agent: str | None = Field(default=None, max_length=79)
 
 
 class EventCounterRow(SQLModel, table=True):
