@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from processes import Subscription, check_replay, event_log, run_writers, seqs
-from server import Server, document, start
+from server import ROOT, Server, document, start
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
@@ -65,6 +67,22 @@ def _same_as_log(received: list[dict[str, Any]], log: list[dict[str, Any]]) -> N
             logged["version"],
             logged["to_state"],
         )
+
+
+def test_four_migrations_started_together_all_succeed(pg_database_url: str) -> None:
+    """The URL from PRICKLE_DATABASE_URL alone; the advisory lock lets one migrate at a time."""
+    env = {**os.environ, "PRICKLE_DATABASE_URL": pg_database_url}
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "migrate"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for _ in range(4)
+    ]  # fmt: skip
+    for process in running:
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert out == f"migrated {pg_database_url}\n"
 
 
 @pytest.fixture
