@@ -1,0 +1,4 @@
+"""Benchmarks against real `prickle serve` processes; not tests (pytest ignores this folder).
+
+Run: `python -m tests.bench --backend sqlite|postgres|both` from the project root.
+"""

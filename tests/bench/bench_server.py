@@ -1,0 +1,455 @@
+"""The measures, each beside its floor, against one running `prickle serve`.
+
+Every function takes the bench `Setup` (server, tokens) and returns a dict of figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+from tests.server import ROOT, Server, free_port
+
+CONCURRENCY = 16  # requests in flight, both sides of the HTTP ratio
+WINDOW = 2.0  # seconds per HTTP run
+RUNS = 5
+SUBSCRIBERS = 1000
+RESUME_BACK = 10_000
+
+HANDOFF = """mutation($input: HandoffInput!) { handoff(input: $input) { id state version } }"""
+ACCEPT = """mutation($id: ID!) { accept_task(task_id: $id) { id state version } }"""
+START = """mutation($id: ID!) { start_task(task_id: $id) { id state version } }"""
+RETURN = """mutation($id: ID!, $r: ResultInput!) {
+  return_result(task_id: $id, result: $r) { id state version } }"""
+RESULT = {
+    "summary": "done",
+    "provenance": "agent_generated",
+    "evidence": [{"kind": "test_output", "summary": "the tests pass", "criteria": [0]}],
+}
+EVENT_FIELDS = "cursor seq kind task_id project from_state to_state waiting_on verb actor at"
+SUBSCRIBE = (
+    "subscription($project: String, $after: String) { task_events(project: $project, "
+    f"after: $after) {{ {EVENT_FIELDS} }} }}"
+)
+
+
+@dataclass
+class Setup:
+    server: Server
+    owner: str  # the owner's token (admin)
+    agent: str  # admin/coder's token
+    http: httpx.AsyncClient
+    pool: list[httpx.AsyncClient] = field(default_factory=list)  # one per loop in flight
+
+    @property
+    def pid(self) -> int:
+        return self.server.process.pid
+
+    async def gql(
+        self,
+        query: str,
+        variables: dict | None = None,
+        token: str | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> Any:
+        response = await (http or self.http).post(
+            "/graphql",
+            json={"query": query, "variables": variables or {}},
+            headers={"Authorization": f"Bearer {token or self.owner}"},
+        )
+        body = response.json()
+        if body.get("errors"):
+            raise RuntimeError(body["errors"])
+        return body["data"]
+
+
+def client(base_url: str) -> httpx.AsyncClient:
+    """One keep-alive HTTP/1.1 connection; the load uses CONCURRENCY of them, one per loop."""
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    return httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60, http2=False)
+
+
+def handoff_input(project: str, **extra: Any) -> dict[str, Any]:
+    packet = {"task": "bench", "deliverable_type": "code", "acceptance_criteria": ["it runs"]}
+    packet.update(extra.pop("packet", {}))
+    return {"project": project, "assignee": "admin/coder", "packet": packet, **extra}
+
+
+async def lifecycle(setup: Setup, http: httpx.AsyncClient, project: str = "moves") -> int:
+    """handoff, accept_task, start_task, return_result: 4 moves."""
+    task = (await setup.gql(HANDOFF, {"input": handoff_input(project)}, http=http))["handoff"]
+    await setup.gql(ACCEPT, {"id": task["id"]}, setup.agent, http)
+    await setup.gql(START, {"id": task["id"]}, setup.agent, http)
+    done = await setup.gql(RETURN, {"id": task["id"], "r": RESULT}, setup.agent, http)
+    assert done["return_result"]["state"] == "completed", done
+    return 4
+
+
+async def typename(setup: Setup, http: httpx.AsyncClient) -> int:
+    await setup.gql("{ __typename }", http=http)
+    return 1
+
+
+async def throughput(setup: Setup, one, seconds: float = WINDOW) -> float:  # type: ignore[no-untyped-def]
+    """Operations per second with CONCURRENCY loops (one connection each) calling
+    `one(setup, http)` until the window closes."""
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def loop(http: httpx.AsyncClient) -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            got = await one(setup, http)  # not `done += await ...`: that loses updates
+            done += got
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(http) for http in setup.pool[:CONCURRENCY]))
+    return done / (time.perf_counter() - start)
+
+
+async def http_ratio(setup: Setup) -> dict[str, Any]:
+    await throughput(setup, typename, 0.5)  # warm up both paths
+    await throughput(setup, lifecycle, 0.5)
+    floors, moves = [], []
+    for _ in range(RUNS):
+        floors.append(await throughput(setup, typename))
+        moves.append(await throughput(setup, lifecycle))
+    ratios = [m / f for m, f in zip(moves, floors, strict=True)]
+    return {
+        "typename_rps": statistics.median(floors),
+        "moves_per_s": statistics.median(moves),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+    }
+
+
+# SQL statements per nested page (in this process, counting the app's statements)
+
+NESTED = """
+query Nested($first: Int!) {
+  tasks(project: "chain", first: $first) {
+    total_count
+    edges { node {
+      id parent { id } children { id } dependencies { id }
+      results { revision status } checkpoints { id } events { seq verb } allowed_verbs
+    } }
+  }
+}
+"""
+
+
+async def build_chain(setup: Setup, count: int = 505) -> None:
+    """A chain: each task depends on the one before, every other one is its subtask; the
+    first few complete with a result."""
+    previous: str | None = None
+    for i in range(count):
+        extra: dict[str, Any] = {"packet": {"depends_on": [previous] if previous else []}}
+        if previous is not None and i % 2:
+            extra["parent_task_id"] = previous
+        task = (await setup.gql(HANDOFF, {"input": handoff_input("chain", **extra)}))["handoff"]
+        if i < 6:
+            await setup.gql(ACCEPT, {"id": task["id"]}, setup.agent)
+            await setup.gql(START, {"id": task["id"]}, setup.agent)
+            await setup.gql(RETURN, {"id": task["id"], "r": RESULT}, setup.agent)
+        previous = task["id"]
+
+
+async def sql_statements(setup: Setup) -> dict[str, Any]:
+    from sqlalchemy import event
+
+    from tests.server import in_process
+
+    await build_chain(setup)
+    async with in_process(setup.server.database_url, setup.owner) as (app, http):
+        await app.state.hub.stop()  # its polling would be counted too
+        seen: list[str] = []
+
+        def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+            if not statement.startswith("BEGIN"):
+                seen.append(statement)
+
+        event.listen(app.state.store.engine.sync_engine, "before_cursor_execute", count)
+        await http.post("/graphql", json={"query": "{ me { id } }"})  # the token, once
+        figures = {}
+        for first in (5, 500):
+            seen.clear()
+            body = (
+                await http.post("/graphql", json={"query": NESTED, "variables": {"first": first}})
+            ).json()
+            assert "errors" not in body, body
+            assert len(body["data"]["tasks"]["edges"]) == first
+            figures[f"first_{first}"] = len(seen)
+    return figures
+
+
+# resuming 10,000 events back
+
+
+async def ensure_events(setup: Setup, at_least: int) -> int:
+    """Hand off tasks until the log holds `at_least` events; the last seq."""
+    head = await last_seq(setup)
+    while head < at_least:
+        need = (at_least - head) // 2 + 1
+        left = need
+
+        async def loop(http: httpx.AsyncClient) -> None:
+            nonlocal left
+            while left > 0:
+                left -= 1
+                await setup.gql(HANDOFF, {"input": handoff_input("filler")}, http=http)
+
+        await asyncio.gather(*(loop(http) for http in setup.pool))
+        head = await last_seq(setup)
+    return head
+
+
+async def last_seq(setup: Setup) -> int:
+    return await raw_count_head(setup.server.database_url)
+
+
+async def raw_count_head(url: str) -> int:
+    rows = await raw_select(url, "SELECT max(seq) FROM events", ())
+    return int(rows[0][0] or 0)
+
+
+async def raw_select(url: str, sql: str, args: tuple) -> list[Any]:
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[1]
+        with sqlite3.connect(path) as db:
+            return db.execute(sql, args).fetchall()
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    try:
+        pg_sql = sql.replace("?", "$1")
+        return await conn.fetch(pg_sql, *args)
+    finally:
+        await conn.close()
+
+
+async def raw_rows_time(url: str, after: int) -> float:
+    """Seconds for a plain SELECT of the rows a resume replays (connection made outside)."""
+    sql = "SELECT * FROM events WHERE seq > ? ORDER BY seq"
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.split(":///", 1)[1]) as db:
+            start = time.perf_counter()
+            rows = db.execute(sql, (after,)).fetchall()
+            took = time.perf_counter() - start
+    else:
+        import asyncpg
+
+        conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+        try:
+            start = time.perf_counter()
+            rows = await conn.fetch(sql.replace("?", "$1"), after)
+            took = time.perf_counter() - start
+        finally:
+            await conn.close()
+    assert len(rows) == RESUME_BACK, len(rows)
+    return took
+
+
+async def ws_open(setup: Setup) -> ClientConnection:
+    ws = await connect(
+        setup.server.ws_url,
+        subprotocols=["graphql-transport-ws"],
+        ping_interval=None,
+        max_size=2**24,
+        open_timeout=60,
+    )
+    await ws.send(
+        json.dumps(
+            {"type": "connection_init", "payload": {"Authorization": f"Bearer {setup.owner}"}}
+        )
+    )
+    while json.loads(await ws.recv())["type"] != "connection_ack":
+        pass
+    return ws
+
+
+async def next_event(ws: ClientConnection) -> dict[str, Any]:
+    """The next `next` message (pings skipped), parsed."""
+    while True:
+        message = json.loads(await ws.recv())
+        if message["type"] == "next":
+            return message
+        if message["type"] in ("error", "complete"):
+            raise RuntimeError(message)
+
+
+async def resume(setup: Setup) -> dict[str, Any]:
+    head = await ensure_events(setup, RESUME_BACK + 100)
+    after = head - RESUME_BACK
+    url = setup.server.database_url
+    ws = await ws_open(setup)
+    raw, ours = [], []
+    try:
+        for run in range(RUNS + 1):  # the first of each is a warm-up
+            raw_took = await raw_rows_time(url, after)
+            sub = str(run)
+            start = time.perf_counter()
+            await ws.send(
+                json.dumps(
+                    {
+                        "id": sub,
+                        "type": "subscribe",
+                        "payload": {"query": SUBSCRIBE, "variables": {"after": str(after)}},
+                    }
+                )
+            )
+            for _ in range(RESUME_BACK):
+                message = await next_event(ws)
+            took = time.perf_counter() - start
+            assert message["payload"]["data"]["task_events"]["seq"] == head, message
+            await ws.send(json.dumps({"id": sub, "type": "complete"}))
+            if run:
+                raw.append(raw_took)
+                ours.append(took)
+    finally:
+        await ws.close()
+    ratios = [r / o for r, o in zip(raw, ours, strict=True)]  # (events/s) / (rows/s)
+    return {
+        "events_per_s": RESUME_BACK / statistics.median(ours),
+        "raw_rows_per_s": RESUME_BACK / statistics.median(raw),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+    }
+
+
+# fan-out to 1,000 subscribers, and their memory
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def connect_many(count: int, opener) -> list[ClientConnection]:  # type: ignore[no-untyped-def]
+    sem = asyncio.Semaphore(50)
+
+    async def one() -> ClientConnection:
+        async with sem:
+            return await opener()
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+async def last_arrival(conns: list[ClientConnection], trigger) -> tuple[float, int]:  # type: ignore[no-untyped-def]
+    """Seconds from just before `trigger()` until the last connection has its next message
+    (parsed), and that message's size in bytes."""
+    sizes: list[int] = []
+
+    async def wait(ws: ClientConnection) -> float:
+        while True:
+            text = await ws.recv()
+            message = json.loads(text)
+            if message.get("type") != "ping":
+                sizes.append(len(text.encode()) if isinstance(text, str) else len(text))
+                return time.perf_counter()
+
+    waiting = [asyncio.create_task(wait(ws)) for ws in conns]
+    await asyncio.sleep(0.2)  # every receiver is waiting
+    start = time.perf_counter()
+    await trigger()
+    arrivals = await asyncio.gather(*waiting)
+    return max(arrivals) - start, max(sizes)
+
+
+async def fan_out(setup: Setup) -> dict[str, Any]:
+    # each trigger is one accept_task: exactly one event to every subscriber of "fan"
+    fan = [(await setup.gql(HANDOFF, {"input": handoff_input("fan")}))["handoff"]["id"]
+           for _ in range(RUNS + 1)]  # fmt: skip
+    rss_before = rss_kib(setup.pid)
+
+    async def subscriber() -> ClientConnection:
+        ws = await ws_open(setup)
+        await ws.send(
+            json.dumps(
+                {
+                    "id": "1",
+                    "type": "subscribe",
+                    "payload": {"query": SUBSCRIBE, "variables": {"project": "fan"}},
+                }
+            )
+        )
+        return ws
+
+    ours = await connect_many(SUBSCRIBERS, subscriber)
+    await asyncio.sleep(3)  # settle
+    rss_after = rss_kib(setup.pid)
+
+    port = free_port()
+    raw_server = subprocess.Popen(  # noqa: ASYNC220 - once, outside any timing
+        [sys.executable, "-m", "tests.bench.raw_broadcast", str(port)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert raw_server.stdout is not None and raw_server.stdout.readline().strip() == "ready"
+        raw_base = rss_kib(raw_server.pid)
+
+        async def listener() -> ClientConnection:
+            ws = await connect(f"ws://127.0.0.1:{port}", ping_interval=None, open_timeout=60)
+            await ws.send("listen")
+            return ws
+
+        theirs = await connect_many(SUBSCRIBERS, listener)
+        control = await connect(f"ws://127.0.0.1:{port}", ping_interval=None)
+        await control.send("control")
+        await asyncio.sleep(3)
+        raw_rss_per_conn = (rss_kib(raw_server.pid) - raw_base) / SUBSCRIBERS
+
+        def move(task_id: str):  # type: ignore[no-untyped-def]
+            return lambda: setup.gql(ACCEPT, {"id": task_id}, setup.agent)
+
+        await last_arrival(ours, move(fan[0]))  # warm-up
+        size = 0
+        mine, floor = [], []
+        for run in range(RUNS):
+            took, size = await last_arrival(ours, move(fan[run + 1]))
+            mine.append(took)
+            payload = json.dumps({"type": "next", "payload": "x" * max(0, size - 31)})
+            took_raw, raw_size = await last_arrival(theirs, lambda p=payload: control.send(p))
+            floor.append(took_raw)
+        for ws in [*ours, *theirs, control]:
+            await ws.close()
+    finally:
+        raw_server.terminate()
+        raw_server.wait(timeout=10)
+    ratios = [m / f for m, f in zip(mine, floor, strict=True)]
+    return {
+        "payload_bytes": size,
+        "raw_payload_bytes": raw_size,
+        "fanout_s": statistics.median(mine),
+        "raw_s": statistics.median(floor),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+        "rss_per_sub_kib": (rss_after - rss_before) / SUBSCRIBERS,
+        "raw_rss_per_conn_kib": raw_rss_per_conn,
+    }
+
+
+def environment() -> dict[str, Any]:
+    mem_kib = 0
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    return {
+        "nproc": os.cpu_count(),
+        "memory_gib": round(mem_kib / 2**20, 1),
+        "python": sys.version.split()[0],
+    }

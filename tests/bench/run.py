@@ -1,0 +1,208 @@
+"""`python -m tests.bench [--backend sqlite|postgres|both] [--output docs/performance.md]`
+
+For each backend: a fresh database, a real `prickle serve` on a free 127.0.0.1 port, every
+measure beside its floor in the same run, medians of 5; then the table in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.bench import bench_server as b
+from tests.server import PG_ADMIN, ROOT, start
+
+TARGETS = {
+    "http": ("moves/s over HTTP ÷ `{ __typename }` requests/s", ">=", 0.5),
+    "fanout": ("last of 1,000 subscribers receives an event ÷ raw `websockets` broadcast", "<=", 3),
+    "memory": ("RSS per idle subscription at 1,000 open (KiB)", "<=", 64),
+    "sql": ("SQL statements, tasks(first: 500) with nested lists vs first: 5", "==", None),
+    "resume": ("resume 10,000 events back: events/s ÷ raw SELECT rows/s", ">=", 0.3),
+}
+
+
+def raise_open_files(wanted: int = 8192) -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+async def pg_admin(statement: str) -> None:
+    import asyncpg
+
+    admin = await asyncpg.connect(PG_ADMIN, timeout=5)
+    try:
+        await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+async def measure(url: str, logs: Path) -> dict[str, Any]:
+    server = start(url, logs)  # the server inherits this process's raised open-file limit
+    try:
+        async with b.client(server.base_url) as http:
+            setup = b.Setup(server, server.owner_token or "", "", http)
+            setup.pool = [b.client(server.base_url) for _ in range(b.CONCURRENCY)]
+            registered = await setup.gql('mutation { register_agent(name: "coder") { token } }')
+            setup.agent = registered["register_agent"]["token"]
+            figures: dict[str, Any] = {}
+            for name, fn in (
+                ("http", b.http_ratio),
+                ("sql", b.sql_statements),
+                ("resume", b.resume),
+                ("fanout", b.fan_out),
+            ):
+                began = time.perf_counter()
+                figures[name] = await fn(setup)
+                figures[name]["seconds"] = round(time.perf_counter() - began, 1)
+                print(name, json.dumps(figures[name]), flush=True)
+            for pooled in setup.pool:
+                await pooled.aclose()
+            return figures
+    finally:
+        server.stop()
+
+
+async def run_backend(backend: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="prickle-bench-") as tmp:
+        if backend == "sqlite":
+            return await measure(f"sqlite+aiosqlite:///{tmp}/bench.db", Path(tmp) / "logs")
+        name = f"prickle_bench_{uuid.uuid4().hex[:10]}"
+        await pg_admin(f'CREATE DATABASE "{name}"')
+        try:
+            base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
+            return await measure(f"{base}/{name}", Path(tmp) / "logs")
+        finally:
+            await pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def holds(key: str, figures: dict[str, Any]) -> tuple[str, bool]:
+    if key == "sql":
+        few, many = figures["sql"]["first_5"], figures["sql"]["first_500"]
+        return f"{many} vs {few}", many == few
+    value = figures["memory_value"] if key == "memory" else figures[key]["ratio"]
+    _, op, target = TARGETS[key]
+    ok = value >= target if op == ">=" else value <= target
+    return f"{value:.3g}", ok
+
+
+def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> str:
+    env = b.environment()
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    backends = list(results)
+    lines = [
+        "# Performance",
+        "",
+        "Measured by `python -m tests.bench --backend both` (see `tests/bench/`): real",
+        "`prickle serve` processes on 127.0.0.1, each measure beside its floor in the same run,",
+        f"medians of {b.RUNS} runs. The load client is in the bench process: httpx.AsyncClient",
+        f"(HTTP/1.1 keep-alive, {b.CONCURRENCY} requests in flight, one connection each) for both sides of the HTTP",
+        "ratio; the `websockets` client for both sides of the fan-out.",
+        "",
+        (
+            f"Machine: {env['nproc']} cores, {env['memory_gib']} GiB, Python {env['python']}, "
+            f"open-file limit {limit}; {now}; the whole run took {total_s:.0f} s. The machine "
+            "is shared, so absolute figures move from run to run; the ratios are what the "
+            "targets judge."
+        ),
+        "",
+        "## Targets",
+        "",
+        "| measure | target | " + " | ".join(backends) + " |",
+        "|---|---|" + "---|" * len(backends),
+    ]
+    for key, (label, op, target) in TARGETS.items():
+        cells = []
+        for backend in backends:
+            value, ok = holds(key, results[backend])
+            cells.append(f"{value} {'holds' if ok else '**misses**'}")
+        goal = (
+            "the same" if target is None else f"{op.replace('>=', '≥').replace('<=', '≤')} {target}"
+        )
+        lines.append(f"| {label} | {goal} | " + " | ".join(cells) + " |")
+    lines += ["", "## The figures behind them", "", "| figure | " + " | ".join(backends) + " |",
+              "|---|" + "---|" * len(backends)]  # fmt: skip
+    rows = [
+        ("`{ __typename }` requests/s", "http", "typename_rps", "{:.0f}"),
+        (
+            "moves/s (handoff, accept_task, start_task, return_result)",
+            "http",
+            "moves_per_s",
+            "{:.0f}",
+        ),
+        ("HTTP ratio, each run", "http", "ratios", None),
+        ("fan-out to 1,000: last arrival (ms)", "fanout", "fanout_s", "ms"),
+        ("raw `websockets` broadcast to 1,000 (ms)", "fanout", "raw_s", "ms"),
+        ("event payload (bytes; the raw one the same)", "fanout", "payload_bytes", "{}"),
+        ("fan-out ratio, each run", "fanout", "ratios", None),
+        ("RSS per subscription (KiB)", "fanout", "rss_per_sub_kib", "{:.1f}"),
+        (
+            "raw `websockets` server: RSS per connection (KiB)",
+            "fanout",
+            "raw_rss_per_conn_kib",
+            "{:.1f}",
+        ),
+        ("SQL statements, first: 5", "sql", "first_5", "{}"),
+        ("SQL statements, first: 500", "sql", "first_500", "{}"),
+        ("resume: events/s", "resume", "events_per_s", "{:.0f}"),
+        ("raw SELECT of the same rows: rows/s", "resume", "raw_rows_per_s", "{:.0f}"),
+        ("resume ratio, each run", "resume", "ratios", None),
+    ]
+    for label, group, key, fmt in rows:
+        cells = []
+        for backend in backends:
+            value = results[backend][group][key]
+            if fmt is None:
+                cells.append(", ".join(f"{v:.3g}" for v in value))
+            elif fmt == "ms":
+                cells.append(f"{value * 1000:.1f}")
+            else:
+                cells.append(fmt.format(value))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench")
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--output", default=str(ROOT / "docs" / "performance.md"))
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    limit = raise_open_files()
+    if limit < 2 * b.SUBSCRIBERS + 100:
+        print(
+            f"open-file limit {limit} is too low for {b.SUBSCRIBERS} connections", file=sys.stderr
+        )
+        return 2
+    began = time.perf_counter()
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    results = {}
+    for backend in backends:
+        print(f"== {backend}", flush=True)
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            results[backend] = runner.run(run_backend(backend))
+        results[backend]["memory_value"] = results[backend]["fanout"]["rss_per_sub_kib"]
+    text = report(results, limit, time.perf_counter() - began)
+    print(text)
+    if not args.no_write:
+        Path(args.output).write_text(text)
+    return 0
+
+
+def _loop_factory():  # type: ignore[no-untyped-def]
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
