@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from strawberry import Schema
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.printer import print_schema
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
@@ -23,6 +29,7 @@ from graphql import GraphQLError
 MAX_DEPTH = 12
 MAX_TOKENS = 4000
 MAX_ALIASES = 30
+CACHED_DOCUMENTS = 256
 
 
 class PrickleSchema(Schema):
@@ -49,6 +56,10 @@ schema = PrickleSchema(
         QueryDepthLimiter(max_depth=MAX_DEPTH),
         MaxTokensLimiter(max_token_count=MAX_TOKENS),
         MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        # Clients send the same few documents: parse and validate each once (bounded LRU;
+        # the parse options, so the token limit, and the validation rules are in the keys).
+        ParserCache(maxsize=CACHED_DOCUMENTS),
+        ValidationCache(maxsize=CACHED_DOCUMENTS),
     ],
 )
 
