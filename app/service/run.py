@@ -78,9 +78,9 @@ async def wait_on(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if agent is not None and not await tx.agent_exists(agent):
             raise NotFound(f"no agent {agent}")
-        resume_to = task.state
+        # set before the move, so that its event names the agent waited on
+        task.resume_to, task.wait_agent, task.question = task.state, agent, question
         recorded.move(task, "wait_on", "waiting", waiting_on=on, note=question)
-        task.resume_to, task.wait_agent, task.question = resume_to, agent, question
 
     return await run_verb(store, actor, task_id, "wait_on", expected_version, act)
 
