@@ -16,21 +16,29 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
-from app import board
+from app import board, debug
 from app.api.context import Context, get_context
 from app.api.schema import schema
+from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
 from app.events.hub import Hub
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
-PING_SECONDS = 15
+PING_SECONDS = 15  # PRICKLE_PING_SECONDS overrides it
+SUBSCRIBER_QUEUE = 1000  # events a subscriber may fall behind; PRICKLE_SUBSCRIBER_QUEUE
 
 
 class GraphQLApp(GraphQL):
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = LegacyWSHandler
+
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         return await get_context(request, response)
+
+    async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
+        await authenticate_connection(context)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and _too_large(scope):
@@ -57,7 +65,8 @@ def create_app(database_url: str | None = None) -> Starlette:
         store = Store(database_url)
         try:
             await upgrade(store.engine)
-            hub = Hub(store)
+            queue = int(os.environ.get("PRICKLE_SUBSCRIBER_QUEUE", SUBSCRIBER_QUEUE))
+            hub = Hub(store, queue_size=queue)
             await hub.start()
             app.state.store, app.state.hub = store, hub
             try:
@@ -70,7 +79,7 @@ def create_app(database_url: str | None = None) -> Starlette:
     graphql = GraphQLApp(
         schema,
         keep_alive=True,
-        keep_alive_interval=PING_SECONDS,
+        keep_alive_interval=float(os.environ.get("PRICKLE_PING_SECONDS", PING_SECONDS)),
         connection_init_wait_timeout=timedelta(seconds=30),
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
     )
@@ -79,6 +88,7 @@ def create_app(database_url: str | None = None) -> Starlette:
         WebSocketRoute("/graphql", graphql),
         Route("/healthz", healthz),
         *board.routes(),
+        *debug.routes(),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 

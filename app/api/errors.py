@@ -4,7 +4,8 @@
   into `extensions`;
 - a query refused by the depth, token or alias limits: `query_too_complex`;
 - any other error in the request itself (syntax, validation, variables): `invalid_input`;
-- a subscriber that fell too far behind: `rate_limited` (it resumes with its cursor);
+- a subscriber that fell too far behind: `rate_limited`, with `after`: the cursor to
+  resume from;
 - anything else is a fault: logged here with its traceback, answered as
   "internal error" with code `internal` and nothing more.
 """
@@ -39,6 +40,8 @@ def shape(error: GraphQLError) -> None:
     elif isinstance(original, FellBehind):
         error.message = str(original)
         error.extensions = {"code": "rate_limited"}
+        if original.after is not None:
+            error.extensions["after"] = str(original.after)
     elif error.path is None and (original is None or isinstance(original, _REQUEST_FAULTS)):
         code = "query_too_complex" if _TOO_COMPLEX.search(error.message) else "invalid_input"
         error.extensions = {"code": code}

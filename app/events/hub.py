@@ -24,7 +24,12 @@ LISTEN_RETRY_SECONDS = (0.5, 10.0)  # reconnect delay: first, and the most it ba
 
 
 class FellBehind(Exception):
-    """The subscriber's queue filled up; it resumes from its last cursor."""
+    """The subscriber's queue filled up; it resumes from its last cursor (`after`)."""
+
+    def __init__(self, after: int | None = None) -> None:
+        resume = f'with after: "{after}"' if after is not None else "from the last cursor"
+        super().__init__(f"the subscriber fell too far behind; resume {resume}")
+        self.after = after
 
 
 @dataclass(eq=False)
@@ -48,7 +53,7 @@ class Subscriber:
         if not self.queue.empty():
             return self.queue.get_nowait()
         if self.overflowed:
-            raise FellBehind("the subscriber fell too far behind; resume from the last cursor")
+            raise FellBehind()
         getter = asyncio.ensure_future(self.queue.get())
         closer = asyncio.ensure_future(self.closed.wait())
         try:
@@ -59,7 +64,7 @@ class Subscriber:
                 getter.cancel()
         if getter.done() and not getter.cancelled():
             return getter.result()
-        raise FellBehind("the subscriber fell too far behind; resume from the last cursor")
+        raise FellBehind()
 
 
 class Hub:
@@ -131,6 +136,8 @@ class Hub:
                 self.head = event.seq
                 for sub in list(self.subscribers):
                     sub.offer(event)
+                    if sub.overflowed:  # it gets nothing more: let go of it now
+                        self.subscribers.discard(sub)
             if len(batch) < BATCH:
                 return
 

@@ -9,7 +9,7 @@ from app.domain.actors import sees
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.task import Task
-from app.events.hub import Hub
+from app.events.hub import FellBehind, Hub
 from app.storage.store import Store
 
 REPLAY_BATCH = 500
@@ -48,23 +48,28 @@ async def events_for(
     wants = visible_to(principal, projects, filters)
     sub = hub.subscribe(wants)
     try:
-        cursor = after
+        cursor, version = after, 0
         if cursor is None and filters.task_id is not None:
             snapshot = await _snapshot(store, filters.task_id, wants)
             if snapshot is not None:
                 yield snapshot
-                cursor = snapshot.seq
+                cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
         async for event in _replay(store, cursor, sub.start, wants, filters.task_id):
             cursor = event.seq
-            yield event
+            if event.version > version:
+                yield event
         cursor = max(cursor, sub.start)
         while True:
-            event = await sub.next()
+            try:
+                event = await sub.next()
+            except FellBehind:
+                raise FellBehind(cursor) from None
             if event.seq > cursor:
                 cursor = event.seq
-                yield event
+                if event.version > version:
+                    yield event
     finally:
         hub.unsubscribe(sub)
 

@@ -1,0 +1,42 @@
+"""Debug-only routes, mounted when PRICKLE_DEBUG_HOOKS=1 (tests set it; production never).
+
+`GET /debug/live` reports what live subscriptions hold in this process, so a test can
+check that dropped connections release everything: the hub's subscribers, the events
+waiting in their queues, the asyncio tasks, and the resident memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+def routes() -> list[Route]:
+    if os.environ.get("PRICKLE_DEBUG_HOOKS") != "1":
+        return []
+    return [Route("/debug/live", live)]
+
+
+async def live(request: Request) -> JSONResponse:
+    hub = request.app.state.hub
+    subscribers = list(hub.subscribers)
+    return JSONResponse(
+        {
+            "subscribers": len(subscribers),
+            "queued": sum(sub.queue.qsize() for sub in subscribers),
+            "tasks": len(asyncio.all_tasks()),
+            "rss_bytes": _rss_bytes(),
+        }
+    )
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
