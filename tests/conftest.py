@@ -93,13 +93,15 @@ def api_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
 @pytest.fixture
 def start_server(database_url: str, tmp_path):  # type: ignore[no-untyped-def]
     """A factory: `start_server(*serve_args)` serves this test's database (or
-    `start_server(*args, url=...)` another); every server it started stops at teardown."""
+    `start_server(*args, url=...)` another, `env={...}` with more environment variables);
+    every server it started stops at teardown."""
     from server import start
 
     started = []
 
-    def start_one(*args: str, url: str | None = None):  # type: ignore[no-untyped-def]
-        server = start(url or database_url, tmp_path / f"server-{len(started)}", *args)
+    def start_one(*args: str, url: str | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        logs = tmp_path / f"server-{len(started)}"
+        server = start(url or database_url, logs, *args, env=env)
         started.append(server)
         return server
 

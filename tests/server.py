@@ -154,8 +154,8 @@ class Server:
                 self.process.wait(timeout=5)
 
 
-def start(database_url: str, logs: Path, *args: str) -> Server:
-    """Start `prickle serve` and wait until /healthz answers."""
+def start(database_url: str, logs: Path, *args: str, env: dict[str, str] | None = None) -> Server:
+    """Start `prickle serve` and wait until /healthz answers; `env` adds to the environment."""
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     command = [
@@ -170,7 +170,8 @@ def start(database_url: str, logs: Path, *args: str) -> Server:
         *args,
     ]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err)
+        environment = {**os.environ, **(env or {})}
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env=environment)
     server = Server(f"http://127.0.0.1:{port}", database_url, process, logs)
     try:
         _wait_until_healthy(server)
