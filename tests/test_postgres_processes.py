@@ -125,8 +125,11 @@ async def test_a_subscriber_of_one_server_receives_every_move_made_through_anoth
     finally:
         watcher.close()
     _same_as_log(received, await event_log(pg_database_url))
-    # woken by NOTIFY, not by the 1 s poll
-    assert statistics.median(latencies) < 0.25, latencies
+    # woken by NOTIFY, not by the 1 s poll (which would make the median about 0.5 s)
+    assert statistics.median(latencies) < 0.4, latencies
+    print(
+        f"\nmutation sent -> its event on the other server: median {statistics.median(latencies) * 1000:.0f} ms"
+    )
 
 
 async def test_four_writer_processes_and_a_reader_every_event_once_in_order_without_gap(
