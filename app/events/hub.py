@@ -34,37 +34,35 @@ class FellBehind(Exception):
 
 @dataclass(eq=False)
 class Subscriber:
+    """A subscriber's queue of events, at most `limit` long. On overflow (or when the hub
+    stops) a final None is queued: the reader drains what came before it, then gets
+    FellBehind. Waiting is a plain `queue.get()`, with no extra task per subscriber."""
+
     wants: Callable[[Event], bool]
     start: int  # the hub's head when it registered: later events arrive by queue
-    queue: asyncio.Queue[Event] = field(default_factory=lambda: asyncio.Queue(maxsize=1000))
+    limit: int = 1000
+    queue: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
     overflowed: bool = False
-    closed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def offer(self, event: Event) -> None:
         if self.overflowed or not self.wants(event):
             return
-        try:
+        if self.queue.qsize() >= self.limit:
+            self.close()
+        else:
             self.queue.put_nowait(event)
-        except asyncio.QueueFull:
+
+    def close(self) -> None:
+        if not self.overflowed:
             self.overflowed = True
-            self.closed.set()
+            self.queue.put_nowait(None)
 
     async def next(self) -> Event:
-        if not self.queue.empty():
-            return self.queue.get_nowait()
-        if self.overflowed:
+        event = await self.queue.get()
+        if event is None:
+            self.queue.put_nowait(None)  # a later call falls behind too
             raise FellBehind()
-        getter = asyncio.ensure_future(self.queue.get())
-        closer = asyncio.ensure_future(self.closed.wait())
-        try:
-            await asyncio.wait({getter, closer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            closer.cancel()
-            if not getter.done():
-                getter.cancel()
-        if getter.done() and not getter.cancelled():
-            return getter.result()
-        raise FellBehind()
+        return event
 
 
 class Hub:
@@ -101,14 +99,14 @@ class Hub:
             with contextlib.suppress(Exception):
                 await self._listener.close()
         for sub in list(self.subscribers):
-            sub.closed.set()
+            sub.close()
         self.subscribers.clear()
 
     def wake(self, _seq: int = 0) -> None:
         self._wake.set()
 
     def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
-        sub = Subscriber(wants, self.head, asyncio.Queue(maxsize=self.queue_size))
+        sub = Subscriber(wants, self.head, self.queue_size)
         self.subscribers.add(sub)
         return sub
 
