@@ -197,10 +197,15 @@ def settle(server: Server, until: Any, timeout: float = 15) -> dict[str, Any]:
         time.sleep(0.05)
 
 
+async def settled(server: Server, until: Any, timeout: float = 15) -> dict[str, Any]:
+    """`settle` from a coroutine, without stopping the event loop meanwhile."""
+    return await asyncio.to_thread(settle, server, until, timeout)
+
+
 async def subscribers_reach(server: Server, n: int, timeout: float = 15) -> None:
     """Wait until the hub holds `n` subscribers: their streams are registered, so every
     event committed from now on reaches them live."""
-    figures = await asyncio.to_thread(settle, server, lambda f: f["subscribers"] == n, timeout)
+    figures = await settled(server, lambda f: f["subscribers"] == n, timeout)
     assert figures["subscribers"] == n, figures
 
 
