@@ -36,7 +36,8 @@ def create_engine(url: str) -> AsyncEngine:
         _tune_sqlite(engine)
         return engine
     return create_async_engine(
-        url, json_serializer=_dumps, json_deserializer=orjson.loads, pool_size=10, max_overflow=20
+        url, json_serializer=_dumps, json_deserializer=orjson.loads, pool_size=10, max_overflow=20,
+        pool_pre_ping=True,
     )
 
 
