@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.types.unset import UNSET, UnsetType
 
 from app import board, debug
 from app.api.context import Context, get_context
@@ -37,8 +38,9 @@ class GraphQLApp(GraphQL):
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         return await get_context(request, response)
 
-    async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
+    async def on_ws_connect(self, context: Context) -> UnsetType:  # type: ignore[override]
         await authenticate_connection(context)
+        return UNSET  # a plain connection_ack, with no payload
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and _too_large(scope):

@@ -129,7 +129,7 @@ async def opened(
         live = Live(ws, protocol)
         await live.send({"type": "connection_init", "payload": init_payload(token)})
         ack = await live.receive()
-        assert ack["type"] == "connection_ack", ack
+        assert ack == {"type": "connection_ack"}, ack
         yield live
 
 
