@@ -64,8 +64,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from app.storage.store import Store
     from app.storage.migrate import upgrade
+    from app.storage.store import Store
 
     async def run() -> None:
         store = Store(args.database_url)

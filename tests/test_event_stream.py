@@ -139,7 +139,7 @@ async def test_a_subscriber_that_falls_behind_is_closed_and_released(store) -> N
     hub = Hub(store, queue_size=3, poll_seconds=0.2)
     await hub.start()
     try:
-        alice, coder, writer = await _people(store)
+        alice, coder, _writer = await _people(store)
         stream = events_for(hub, store, alice, Filters(), after=None)
         first = asyncio.ensure_future(stream.__anext__())
         await asyncio.sleep(0.05)

@@ -41,7 +41,7 @@ def rfc3339(moment: datetime) -> str:
 
 
 def parse_rfc3339(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def canonical_json(value: object) -> bytes:

@@ -5,15 +5,29 @@ task, appends its events and commits; a refused call raises before anything is w
 """
 
 from app.service.admin import (
-    add_project_member, create_token, delete_gate_rule, delete_result_rule, register_agent,
-    set_gate_rule, set_result_rule,
+    add_project_member,
+    create_token,
+    delete_gate_rule,
+    delete_result_rule,
+    register_agent,
+    set_gate_rule,
+    set_result_rule,
 )
 from app.service.auth import authenticate
 from app.service.creation import HandoffInput, handoff, request_capability, reroute
 from app.service.results import decide_result, return_result
 from app.service.run import (
-    accept_task, answer, approve_handoff, cancel_task, deny_task, hand_back, resume_run,
-    save_checkpoint, start_task, stop_run, wait_on,
+    accept_task,
+    answer,
+    approve_handoff,
+    cancel_task,
+    deny_task,
+    hand_back,
+    resume_run,
+    save_checkpoint,
+    start_task,
+    stop_run,
+    wait_on,
 )
 
 __all__ = [

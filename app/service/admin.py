@@ -10,7 +10,12 @@ from app.domain.errors import Forbidden, InvalidInput, NotFound
 from app.domain.gate import GateRule
 from app.domain.policy import POLICIES, ResultRule
 from app.domain.principals import (
-    Principal, agent, check_agent_id, check_handle, check_project, owner_of,
+    Principal,
+    agent,
+    check_agent_id,
+    check_handle,
+    check_project,
+    owner_of,
 )  # fmt: skip
 from app.service.auth import issue
 from app.storage.store import Store

@@ -25,8 +25,19 @@ from app.domain.task import Task
 from app.storage import mapping
 from app.storage.engine import create_engine, database_url, is_sqlite
 from app.storage.tables import (
-    AgentRow, ApprovalRow, CapabilityRow, CheckpointRow, EventCounterRow, EventRow,
-    GateRuleRow, PersonRow, ProjectMemberRow, ResultRow, ResultRuleRow, TaskRow, TokenRow,
+    AgentRow,
+    ApprovalRow,
+    CapabilityRow,
+    CheckpointRow,
+    EventCounterRow,
+    EventRow,
+    GateRuleRow,
+    PersonRow,
+    ProjectMemberRow,
+    ResultRow,
+    ResultRuleRow,
+    TaskRow,
+    TokenRow,
 )  # fmt: skip
 
 tasks = TaskRow.__table__
