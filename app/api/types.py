@@ -7,6 +7,7 @@ to the type and backs its computed fields.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
@@ -198,6 +199,11 @@ class PageInfo:
     has_next_page: bool
     end_cursor: str | None
 
+    @classmethod
+    def after(cls, edges: list[Any], has_next: bool) -> PageInfo:
+        """The page info of a page of edges: its last cursor is where the next page starts."""
+        return cls(has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None)
+
 
 @strawberry.type
 class TaskEdge:
@@ -227,10 +233,7 @@ class TaskConnection:
     @classmethod
     def of(cls, tasks: list[DomainTask], has_next: bool, count: Count) -> TaskConnection:
         edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t)) for t in tasks]
-        end = edges[-1].cursor if edges else None
-        return cls(
-            edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count
-        )
+        return cls(edges=edges, page_info=PageInfo.after(edges, has_next), count=count)
 
 
 @strawberry.type(description="A page of events, oldest first.")
@@ -246,10 +249,7 @@ class TaskEventConnection:
     @classmethod
     def of(cls, events: list[Event], has_next: bool, count: Count) -> TaskEventConnection:
         edges = [TaskEventEdge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in events]
-        end = edges[-1].cursor if edges else None
-        return cls(
-            edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), count=count
-        )
+        return cls(edges=edges, page_info=PageInfo.after(edges, has_next), count=count)
 
 
 @strawberry.type(description="Who is calling: a person (an owner) or an agent.")
