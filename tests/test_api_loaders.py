@@ -62,7 +62,7 @@ async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter
     async with in_process(store.url, await service.create_token(store, ALICE)) as (app, http):
         await app.state.hub.stop()
         counter = Counter()
-        event.listen(app.state.store.engine.sync_engine, "before_cursor_execute", counter)
+        event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)
         yield http, counter
 
 

@@ -83,6 +83,31 @@ async def test_resume_from_a_cursor_replays_exactly_what_came_after(store, hub) 
     await stream.aclose()
 
 
+async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay(store, hub) -> None:
+    """With no subscriber the hub follows the commits without reading them; a subscriber
+    that comes later hears only what happens after it, and a cursor still replays all."""
+    alice, coder, writer = await _people(store)
+    quiet = await _routed(store, coder)
+    await service.accept_task(store, writer, quiet.id)
+    async with store.read() as tx:
+        last = await tx.last_seq_committed()
+    async with asyncio.timeout(5):
+        while hub.head < last:
+            await asyncio.sleep(0.01)
+    assert hub.head == last
+    live = events_for(hub, store, alice, Filters(), after=None)
+    heard = asyncio.ensure_future(_take(live, 1))
+    await asyncio.sleep(0.1)
+    await service.start_task(store, writer, quiet.id)
+    assert [(e.verb, e.seq) for e in await heard] == [("start_task", last + 1)]
+    replay = events_for(hub, store, alice, Filters(), after=0)
+    assert [e.verb for e in await _take(replay, 4)] == [
+        "handoff", "handoff", "accept_task", "start_task",
+    ]  # fmt: skip
+    await live.aclose()
+    await replay.aclose()
+
+
 async def test_a_task_subscription_without_cursor_starts_with_a_snapshot(store, hub) -> None:
     alice, coder, writer = await _people(store)
     task = await _routed(store, coder)

@@ -71,6 +71,8 @@ class Hub:
         self.queue_size = queue_size
         self.poll_seconds = poll_seconds
         self.head = 0
+        self.committed = 0  # the newest seq a commit or a notification announced
+        self._unsure = False  # woken without a seq (a reconnection): ask the log
         self.subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -102,10 +104,14 @@ class Hub:
             sub.close()
         self.subscribers.clear()
 
-    def wake(self, _seq: int = 0) -> None:
+    def wake(self, seq: int = 0) -> None:
+        self.committed = max(self.committed, seq)
+        self._unsure = self._unsure or not seq
         self._wake.set()
 
     def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
+        if not self.subscribers:  # the head moved without reading while nobody listened
+            self.head = max(self.head, self.committed)
         sub = Subscriber(wants, self.head, self.queue_size)
         self.subscribers.add(sub)
         return sub
@@ -115,11 +121,16 @@ class Hub:
 
     async def _tail(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
+            try:
                 await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+            except TimeoutError:
+                self._unsure = True
             self._wake.clear()
             try:
-                await self._catch_up()
+                if self.subscribers:
+                    await self._catch_up()
+                else:
+                    await self._skip()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database may be briefly away; the next wake retries
@@ -139,6 +150,17 @@ class Hub:
             if len(batch) < BATCH:
                 return
 
+    async def _skip(self) -> None:
+        """With nobody subscribed, move the head to the newest committed seq without reading
+        the events: to the one announced, or after a poll or a reconnection (either may
+        follow a missed announcement) to the counter's."""
+        if self._unsure:
+            async with self.store.read() as tx:
+                self.committed = max(self.committed, await tx.last_seq_committed())
+            self._unsure = False
+        if not self.subscribers:  # one may have come meanwhile: then its events are read
+            self.head = max(self.head, self.committed)
+
     async def _listen(self) -> None:
         """LISTEN on a dedicated connection: other processes' commits wake this hub."""
         import asyncpg
@@ -147,8 +169,11 @@ class Hub:
         self._lost.clear()
         listener = await asyncpg.connect(url.render_as_string(hide_password=False), timeout=10)
         listener.add_termination_listener(lambda *_: self._lost.set())
-        await listener.add_listener(NOTIFY_CHANNEL, lambda *_: self.wake())
+        await listener.add_listener(NOTIFY_CHANNEL, self._notified)
         self._listener = listener
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        self.wake(int(payload) if payload.isdigit() else 0)
 
     async def _keep_listening(self) -> None:
         """Watch the LISTEN connection; when it drops, reconnect with backoff. Commits made

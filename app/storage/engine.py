@@ -1,16 +1,24 @@
-"""The async engine from a URL: SQLite (WAL, busy timeout) by default, or PostgreSQL."""
+"""Engines from a URL: SQLite (WAL, busy timeout) by default, or PostgreSQL.
+
+On SQLite the store runs its transactions on a plain (blocking) engine, on the event
+loop's own thread; see `create_sqlite_engine`. The async engine remains for migrations
+and for anything that wants an `AsyncEngine`.
+"""
 
 from __future__ import annotations
 
 import os
 
 import orjson
-from sqlalchemy import event
+from sqlalchemy import Engine, event
+from sqlalchemy import create_engine as create_blocking_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import QueuePool
 
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
+KEPT_SQLITE_CONNECTIONS = 8
 
 
 def database_url(explicit: str | None = None) -> str:
@@ -19,6 +27,10 @@ def database_url(explicit: str | None = None) -> str:
 
 def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
+
+
+def is_sqlite_file(url: str) -> bool:
+    return is_sqlite(url) and make_url(url).database not in (None, "", ":memory:")
 
 
 def _dumps(value: object) -> str:
@@ -33,7 +45,7 @@ def create_engine(url: str) -> AsyncEngine:
             json_deserializer=orjson.loads,
             connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
         )
-        _tune_sqlite(engine)
+        _tune_sqlite(engine.sync_engine)
         return engine
     return create_async_engine(
         url, json_serializer=_dumps, json_deserializer=orjson.loads, pool_size=10, max_overflow=20,
@@ -41,7 +53,34 @@ def create_engine(url: str) -> AsyncEngine:
     )
 
 
-def _tune_sqlite(engine: AsyncEngine) -> None:
+def create_sqlite_engine(url: str) -> Engine:
+    """A blocking pysqlite engine on the same file, for the store's transactions.
+
+    Through aiosqlite every statement is several hops to a worker thread and back, and each
+    transaction more (checkout, BEGIN, COMMIT, reset): 54 µs a statement and 208 µs a
+    transaction here, against 20 µs and 15 µs called directly, while SQLite itself answers
+    a lookup in 4 µs. Calling it on the loop's thread blocks the loop only that long.
+    Reads in WAL mode never wait for a writer; writes in this process are serialised by
+    the store's lock before BEGIN, so a write waits (busy timeout) only for another
+    process's write, such as `prickle token create`.
+
+    The pool never blocks (unbounded overflow): a caller waiting for a connection on the
+    loop's thread would wait for ever, since only the loop can return one.
+    """
+    engine = create_blocking_engine(
+        make_url(url).set(drivername="sqlite"),
+        json_serializer=_dumps,
+        json_deserializer=orjson.loads,
+        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+        poolclass=QueuePool,
+        pool_size=KEPT_SQLITE_CONNECTIONS,
+        max_overflow=-1,
+    )
+    _tune_sqlite(engine)
+    return engine
+
+
+def _tune_sqlite(engine: Engine) -> None:
     """WAL and a busy timeout; transactions begin IMMEDIATE when marked as writes.
 
     pysqlite's own transaction handling is switched off so that SQLAlchemy's BEGIN is the
@@ -49,7 +88,7 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
     to upgrade a read lock later.
     """
 
-    @event.listens_for(engine.sync_engine, "connect")
+    @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -59,7 +98,7 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _begin(conn) -> None:  # type: ignore[no-untyped-def]
         immediate = conn.get_execution_options().get("sqlite_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

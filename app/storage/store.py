@@ -11,7 +11,18 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -23,7 +34,13 @@ from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.engine import create_engine, database_url, is_sqlite
+from app.storage.engine import (
+    create_engine,
+    create_sqlite_engine,
+    database_url,
+    is_sqlite,
+    is_sqlite_file,
+)
 from app.storage.tables import (
     AgentRow,
     ApprovalRow,
@@ -56,12 +73,42 @@ members = ProjectMemberRow.__table__
 
 NOTIFY_CHANNEL = "prickle_events"
 
+# The statements a move runs, built once. A statement built per call (`.values(**row)`,
+# `column == value`) spends more time making bind parameters and their cache keys than
+# SQLite spends running it; these take their values as execution parameters instead.
+_TASK_BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
+_TASK_BY_ID_LOCKED = _TASK_BY_ID.with_for_update()
+_UPDATE_TASK = update(tasks).where(
+    tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
+)
+_ADVANCE_COUNTER = (
+    update(counter).where(counter.c.id == 1)
+    .values(last_seq=counter.c.last_seq + bindparam("count")).returning(counter.c.last_seq)
+)  # fmt: skip
+# PostgreSQL: the same, announcing the new head on commit (one round trip, not two)
+_ADVANCE_COUNTER_NOTIFY = _ADVANCE_COUNTER.returning(
+    func.pg_notify(NOTIFY_CHANNEL, cast(counter.c.last_seq, Text))
+)
+_AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
+_PROJECT_EXISTS = select(members.c.project).where(members.c.project == bindparam("project")).limit(1)
+_MEMBER_ROLE = select(members.c.role).where(
+    members.c.project == bindparam("project"), members.c.handle == bindparam("handle")
+)
+_GATE_RULES = select(gate_rules).where(gate_rules.c.owner == bindparam("owner"))
+_RESULT_RULES = select(result_rules).where(result_rules.c.owner == bindparam("owner"))
+_EARLIER_RESULTS = select(results.c.revision, results.c.body).where(
+    results.c.task_id == bindparam("task_id"), results.c.revision < bindparam("below"),
+    results.c.status != "superseded",
+)
+_EVENTS_AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
+
 
 class Store:
     def __init__(self, url: str | None = None) -> None:
         self.url = database_url(url)
         self.sqlite = is_sqlite(self.url)
         self.engine = create_engine(self.url)
+        self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
         self.commit_listeners: list[Callable[[int], None]] = []
 
@@ -82,8 +129,20 @@ class Store:
         async with self._transaction(write=False) as tx:
             yield tx
 
+    @property
+    def statements_engine(self) -> Engine:
+        """The engine whose events see every statement of the store's transactions."""
+        return self._blocking or self.engine.sync_engine
+
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[Tx]:
+        if self._blocking is not None:
+            with self._blocking.connect() as blocking:
+                if write:
+                    blocking.execution_options(sqlite_write=True)
+                with blocking.begin():
+                    yield Tx(_OnLoop(blocking), sqlite=True)
+            return
         async with self.engine.connect() as conn:
             if write and self.sqlite:
                 conn = await conn.execution_options(sqlite_write=True)
@@ -91,30 +150,45 @@ class Store:
                 yield Tx(conn, self.sqlite)
 
     async def close(self) -> None:
+        if self._blocking is not None:
+            self._blocking.dispose()
         await self.engine.dispose()
+
+
+class _OnLoop:
+    """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses."""
+
+    __slots__ = ("blocking",)
+
+    def __init__(self, blocking: Connection) -> None:
+        self.blocking = blocking
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        return self.blocking.execute(statement, parameters)
+
+    async def exec_driver_sql(self, statement: str, parameters: Any = None) -> Any:
+        return self.blocking.exec_driver_sql(statement, parameters)
 
 
 class Tx:
     """One transaction's view of the database."""
 
-    def __init__(self, conn: AsyncConnection, sqlite: bool) -> None:
+    def __init__(self, conn: AsyncConnection | _OnLoop, sqlite: bool) -> None:
         self.conn = conn
         self.sqlite = sqlite
         self.last_seq = 0
 
-    async def _rows(self, stmt: Any) -> list[Any]:
-        return list((await self.conn.execute(stmt)).all())
+    async def _rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]:
+        return list((await self.conn.execute(stmt, params)).all())
 
-    async def _one(self, stmt: Any) -> Any:
-        return (await self.conn.execute(stmt)).first()
+    async def _one(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+        return (await self.conn.execute(stmt, params)).first()
 
     # tasks
 
     async def get_task(self, task_id: str, for_update: bool = False) -> Task | None:
-        stmt = select(tasks).where(tasks.c.id == task_id)
-        if for_update and not self.sqlite:
-            stmt = stmt.with_for_update()
-        row = await self._one(stmt)
+        stmt = _TASK_BY_ID_LOCKED if for_update and not self.sqlite else _TASK_BY_ID
+        row = await self._one(stmt, {"task_id": task_id})
         return mapping.task_from_row(row) if row else None
 
     async def get_tasks(self, ids: list[str]) -> list[Task]:
@@ -127,7 +201,7 @@ class Tx:
         """Conflict when the creator already used the task's idempotency key (a concurrent
         creation committed first); the transaction is then spoilt and must be rolled back."""
         try:
-            await self.conn.execute(insert(tasks).values(mapping.task_to_row(task, created_by)))
+            await self.conn.execute(insert(tasks), mapping.task_to_row(task, created_by))
         except IntegrityError as error:
             if task.idempotency_key is None:
                 raise
@@ -135,8 +209,9 @@ class Tx:
 
     async def update_task(self, task: Task, old_version: int) -> None:
         row = mapping.task_to_row(task)
-        stmt = update(tasks).where(tasks.c.id == task.id, tasks.c.version == old_version)
-        if (await self.conn.execute(stmt.values(row))).rowcount != 1:
+        del row["id"]
+        params = {**row, "where_id": task.id, "where_version": old_version}
+        if (await self.conn.execute(_UPDATE_TASK, params)).rowcount != 1:
             raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
 
     async def find_idempotent(self, created_by: str, key: str) -> Task | None:
@@ -148,25 +223,19 @@ class Tx:
         return [r[0] for r in await self._rows(select(tasks.c.state).where(tasks.c.parent_task_id == parent_id))]
 
     async def project_exists(self, project: str) -> bool:
-        stmt = select(members.c.project).where(members.c.project == project).limit(1)
-        return await self._one(stmt) is not None
+        return await self._one(_PROJECT_EXISTS, {"project": project}) is not None
 
     # the event log
 
     async def append_events(self, new: list[Event]) -> list[Event]:
         """Give the events the next seqs and insert them; the counter's row lock is held
         until commit, so transactions commit in seq order and readers never see a gap."""
-        stmt = (
-            update(counter).where(counter.c.id == 1)
-            .values(last_seq=counter.c.last_seq + len(new)).returning(counter.c.last_seq)
-        )  # fmt: skip
-        last = (await self.conn.execute(stmt)).scalar_one()
+        stmt = _ADVANCE_COUNTER if self.sqlite else _ADVANCE_COUNTER_NOTIFY
+        last = (await self.conn.execute(stmt, {"count": len(new)})).first()[0]
         first = last - len(new) + 1
         await self.conn.execute(
             insert(events), [mapping.event_to_row(e, first + i) for i, e in enumerate(new)]
         )
-        if not self.sqlite:
-            await self.conn.execute(select(func.pg_notify(NOTIFY_CHANNEL, str(last))))
         self.last_seq = last
         return [Event(**{**e.__dict__, "seq": first + i}) for i, e in enumerate(new)]
 
@@ -174,10 +243,10 @@ class Tx:
         return (await self.conn.execute(select(counter.c.last_seq).where(counter.c.id == 1))).scalar_one()
 
     async def events_after(self, after: int, limit: int, task_id: str | None = None) -> list[Event]:
-        stmt = select(events).where(events.c.seq > after)
+        stmt = _EVENTS_AFTER
         if task_id is not None:
             stmt = stmt.where(events.c.task_id == task_id)
-        rows = await self._rows(stmt.order_by(events.c.seq).limit(limit))
+        rows = await self._rows(stmt.limit(limit), {"after": after})
         return [mapping.event_from_row(r) for r in rows]
 
     async def count_events(self, task_id: str) -> int:
@@ -205,7 +274,7 @@ class Tx:
             await self._insert_missing(agents, {"id": agent_id, "owner": owner, "created_at": at})
 
     async def agent_exists(self, agent_id: str) -> bool:
-        return await self._one(select(agents.c.id).where(agents.c.id == agent_id)) is not None
+        return await self._one(_AGENT_EXISTS, {"agent_id": agent_id}) is not None
 
     async def count_persons(self) -> int:
         return (await self.conn.execute(select(func.count()).select_from(persons))).scalar_one()
@@ -239,7 +308,7 @@ class Tx:
     # rules
 
     async def gate_rules(self, owner: str) -> list[GateRule]:
-        rows = await self._rows(select(gate_rules).where(gate_rules.c.owner == owner))
+        rows = await self._rows(_GATE_RULES, {"owner": owner})
         return [mapping.gate_rule_from_row(r) for r in rows]
 
     async def insert_gate_rule(self, rule: GateRule) -> None:
@@ -250,7 +319,7 @@ class Tx:
         return (await self.conn.execute(stmt)).rowcount == 1
 
     async def result_rules(self, owner: str) -> list[ResultRule]:
-        rows = await self._rows(select(result_rules).where(result_rules.c.owner == owner))
+        rows = await self._rows(_RESULT_RULES, {"owner": owner})
         return [mapping.result_rule_from_row(r) for r in rows]
 
     async def insert_result_rule(self, rule: ResultRule) -> None:
@@ -274,12 +343,10 @@ class Tx:
     # project members
 
     async def is_member(self, project: str, handle: str) -> bool:
-        stmt = select(members.c.handle).where(members.c.project == project, members.c.handle == handle)
-        return await self._one(stmt) is not None
+        return await self.member_role(project, handle) is not None
 
     async def member_role(self, project: str, handle: str) -> str | None:
-        stmt = select(members.c.role).where(members.c.project == project, members.c.handle == handle)
-        row = await self._one(stmt)
+        row = await self._one(_MEMBER_ROLE, {"project": project, "handle": handle})
         return row[0] if row else None
 
     async def add_member(self, project: str, handle: str, role: str, at: str) -> None:
@@ -303,7 +370,7 @@ class Tx:
         return {r[0]: (r[1], r[2]) for r in await self._rows(stmt.where(checkpoints.c.id.in_(ids)))}
 
     async def insert_result(self, row: dict[str, Any]) -> None:
-        await self.conn.execute(insert(results).values(**row))
+        await self.conn.execute(insert(results), row)
 
     async def find_submission(self, task_id: str, submission_id: str) -> Any:
         stmt = select(results).where(results.c.task_id == task_id, results.c.submission_id == submission_id)
@@ -315,10 +382,8 @@ class Tx:
 
     async def supersede_results(self, task_id: str, below_revision: int) -> None:
         """Mark every earlier revision superseded, in its status column and its body."""
-        stmt = select(results.c.revision, results.c.body).where(
-            results.c.task_id == task_id, results.c.revision < below_revision, results.c.status != "superseded"
-        )
-        for revision, body in await self._rows(stmt):
+        params = {"task_id": task_id, "below": below_revision}
+        for revision, body in await self._rows(_EARLIER_RESULTS, params):
             await self.set_result(task_id, revision, "superseded", {**body, "status": "superseded"})
 
 

@@ -179,7 +179,7 @@ async def sql_statements(setup: Setup) -> dict[str, Any]:
             if not statement.startswith("BEGIN"):
                 seen.append(statement)
 
-        event.listen(app.state.store.engine.sync_engine, "before_cursor_execute", count)
+        event.listen(app.state.store.statements_engine, "before_cursor_execute", count)
         await http.post("/graphql", json={"query": "{ me { id } }"})  # the token, once
         figures = {}
         for first in (5, 500):
