@@ -73,7 +73,8 @@ async def return_result(
             decided_by=verdict.decided_by, decided_by_policy=verdict.decided_by_policy,
         )  # fmt: skip
         task.result = body
-        await tx.supersede_results(task.id, body["revision"])
+        if previous is not None:  # a first result has no earlier revision to supersede
+            await tx.supersede_results(task.id, body["revision"])
         await tx.insert_result(
             {
                 "id": new_id(), "task_id": task.id, "revision": body["revision"],

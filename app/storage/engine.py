@@ -8,9 +8,10 @@ and for anything that wants an `AsyncEngine`.
 from __future__ import annotations
 
 import os
+import time
 
 import orjson
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, exc
 from sqlalchemy import create_engine as create_blocking_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -19,6 +20,7 @@ from sqlalchemy.pool import QueuePool
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
 KEPT_SQLITE_CONNECTIONS = 8
+IDLE_PING_SECONDS = 1.0
 
 
 def database_url(explicit: str | None = None) -> str:
@@ -47,10 +49,36 @@ def create_engine(url: str) -> AsyncEngine:
         )
         _tune_sqlite(engine.sync_engine)
         return engine
-    return create_async_engine(
+    engine = create_async_engine(
         url, json_serializer=_dumps, json_deserializer=orjson.loads, pool_size=10, max_overflow=20,
-        pool_pre_ping=True,
     )
+    _ping_when_idle(engine.sync_engine)
+    return engine
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Check a pooled connection before use if it has been idle for a second or more.
+
+    A database restart leaves the pool holding dead connections; a connection found dead
+    is replaced before the transaction starts, so the restart costs no request. SQLAlchemy's
+    `pool_pre_ping` does this on every checkout, which on asyncpg is three round trips
+    (BEGIN, a ping, ROLLBACK) before each transaction; a connection in steady use has just
+    proved itself alive, so only an idle one is asked.
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _checkin(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
+            return
+        try:
+            dbapi_connection.ping()
+        except Exception as error:  # noqa: BLE001 - any failure: replace the connection
+            raise exc.DisconnectionError(f"a pooled connection is gone ({error})") from error
 
 
 def create_sqlite_engine(url: str) -> Engine:
