@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ from app.storage.store import Store
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
 PING_SECONDS = 15  # PRICKLE_PING_SECONDS overrides it
+GC_THRESHOLDS = (50_000, 20, 100)
 SUBSCRIBER_QUEUE = 1000  # events a subscriber may fall behind; PRICKLE_SUBSCRIBER_QUEUE
 
 
@@ -109,4 +111,17 @@ async def healthz(request: Request) -> JSONResponse:
 
 def app_from_environment() -> Starlette:
     """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default)."""
+    _collect_garbage_less_often()
     return create_app(os.environ.get("PRICKLE_DATABASE_URL"))
+
+
+def _collect_garbage_less_often() -> None:
+    """Raise the garbage collector's thresholds in a serving process.
+
+    A server with many open subscriptions holds many long-lived objects, and Python's
+    default thresholds (700, 10, 10) run a full collection through all of them every few
+    events: with 1,000 subscribers, one event in four took 500 ms to reach them all instead
+    of about 100 ms. Reference counting frees almost everything a request makes; the
+    collector is only for cycles, which can wait a little longer.
+    """
+    gc.set_threshold(*GC_THRESHOLDS)

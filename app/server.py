@@ -46,6 +46,7 @@ def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin"
         loop="uvloop" if _installed("uvloop") else "asyncio",
         http="httptools" if _installed("httptools") else "h11",
         ws=_websockets_protocol(),
+        ws_per_message_deflate=False,  # see _websockets_protocol
         log_config=_log_config(),
         proxy_headers=False,
     )
@@ -67,7 +68,12 @@ async def _prepare(url: str, owner: str) -> str | None:
 def _websockets_protocol() -> str:
     """uvicorn's sans-I/O websockets protocol where it has one: the same pings and limits as
     the default ("auto", the legacy one) without its three tasks per connection; about 65 KiB
-    less per open subscription (docs/performance.md)."""
+    less per open subscription (docs/performance.md).
+
+    Messages go uncompressed (no permessage-deflate): events are a few hundred bytes of JSON,
+    and each compressed connection keeps its own zlib state, which on a board with many
+    subscribers costs more memory than the bytes it saves.
+    """
     return "websockets-sansio" if "websockets-sansio" in uvicorn.config.WS_PROTOCOLS else "auto"
 
 

@@ -38,7 +38,9 @@ async def _last_seq(store: Store) -> int:
         return await tx.last_seq_committed()
 
 
-async def test_connections_the_database_dropped_are_replaced_before_use(pg_database_url: str) -> None:
+async def test_connections_the_database_dropped_are_replaced_before_use(
+    pg_database_url: str,
+) -> None:
     store = Store(pg_database_url)
     await upgrade(store.engine)
     try:

@@ -23,6 +23,7 @@ from strawberry.types.graphql import OperationType
 from app.api import errors
 from app.api.mutations import Mutation
 from app.api.queries import Query
+from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
 from graphql import GraphQLError
 
@@ -52,6 +53,7 @@ schema = PrickleSchema(
     mutation=Mutation,
     subscription=Subscription,
     config=StrawberryConfig(auto_camel_case=False),
+    execution_context_class=SharingExecutor,
     extensions=[
         QueryDepthLimiter(max_depth=MAX_DEPTH),
         MaxTokensLimiter(max_token_count=MAX_TOKENS),

@@ -1,0 +1,73 @@
+"""Subscription events executed once per document, variables, viewer and event, then shared.
+
+graphql-core executes a subscription's selection set for every subscriber and every event.
+A live board is many subscribers of one document: 1,000 of them watching one project made
+1,000 identical executions of each move's event, which was half of the time until the last
+of them heard of it (docs/performance.md). Here the first subscriber to reach an event
+executes it; the others with the same document, variables and viewer take its result.
+
+The viewer is part of the key because fields below an event (a task's `allowed_verbs`,
+its children) answer differently to different principals. Anything this cannot key
+safely (no document text, variables that are not hashable, another root value) is
+executed as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from app.api.types import TaskEvent
+
+SHARED_RESULTS = 1024  # events × (document, variables, viewer) kept; evicted oldest first
+
+_results: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+class SharingExecutor(StrawberryGraphQLCoreExecutionContext):
+    _share_key: Hashable | None = None
+
+    def build_per_event_executor(self, payload: Any) -> Any:
+        executor = super().build_per_event_executor(payload)
+        executor._share_key = _key(self, payload)
+        return executor
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        key = self._share_key
+        if key is None:
+            return super().execute_operation(serially)
+        if key in _results:
+            return _results[key]
+        result = super().execute_operation(serially)
+        if inspect.isawaitable(result):  # others await the same task instead of executing
+            result = asyncio.ensure_future(result)
+        _results[key] = result
+        if len(_results) > SHARED_RESULTS:
+            _results.popitem(last=False)
+        return result
+
+
+def _key(executor: Any, payload: Any) -> Hashable | None:
+    if not isinstance(payload, TaskEvent) or executor.operation.loc is None:
+        return None
+    viewer = getattr(executor.context_value, "principal", None)
+    if viewer is None:
+        return None
+    try:
+        variables = tuple(sorted(executor.variable_values.coerced.items()))
+        hash(variables)
+    except TypeError:
+        return None
+    event = (payload.seq, payload.kind, payload.task_id, payload.version)
+    return (
+        executor.operation.loc.source.body,
+        executor.operation.loc.start,
+        variables,
+        viewer,
+        event,
+    )
