@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -39,6 +40,11 @@ class GraphQLApp(GraphQL):
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         return await get_context(request, response)
+
+    def encode_json(self, data: object) -> str:
+        """orjson, several times faster than json.dumps on every response and event; a str,
+        so that WebSocket messages go as text frames."""
+        return orjson.dumps(data).decode()
 
     async def on_ws_connect(self, context: Context) -> UnsetType:  # type: ignore[override]
         await authenticate_connection(context)

@@ -77,7 +77,7 @@ def _ping_when_idle(engine: Engine) -> None:
             return
         try:
             dbapi_connection.ping()
-        except Exception as error:  # noqa: BLE001 - any failure: replace the connection
+        except Exception as error:
             raise exc.DisconnectionError(f"a pooled connection is gone ({error})") from error
 
 
