@@ -76,6 +76,8 @@ NOTIFY_CHANNEL = "prickle_events"
 # The statements a move runs, built once. A statement built per call (`.values(**row)`,
 # `column == value`) spends more time making bind parameters and their cache keys than
 # SQLite spends running it; these take their values as execution parameters instead.
+_INSERT_TASK, _INSERT_EVENTS, _INSERT_RESULT = insert(tasks), insert(events), insert(results)
+_INSERT_CHECKPOINT, _INSERT_APPROVAL = insert(checkpoints), insert(approvals)
 _TASK_BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
 _TASK_BY_ID_LOCKED = _TASK_BY_ID.with_for_update()
 _UPDATE_TASK = update(tasks).where(
@@ -201,7 +203,7 @@ class Tx:
         """Conflict when the creator already used the task's idempotency key (a concurrent
         creation committed first); the transaction is then spoilt and must be rolled back."""
         try:
-            await self.conn.execute(insert(tasks), mapping.task_to_row(task, created_by))
+            await self.conn.execute(_INSERT_TASK, mapping.task_to_row(task, created_by))
         except IntegrityError as error:
             if task.idempotency_key is None:
                 raise
@@ -234,7 +236,7 @@ class Tx:
         last = (await self.conn.execute(stmt, {"count": len(new)})).first()[0]
         first = last - len(new) + 1
         await self.conn.execute(
-            insert(events), [mapping.event_to_row(e, first + i) for i, e in enumerate(new)]
+            _INSERT_EVENTS, [mapping.event_to_row(e, first + i) for i, e in enumerate(new)]
         )
         self.last_seq = last
         return [Event(**{**e.__dict__, "seq": first + i}) for i, e in enumerate(new)]
@@ -333,7 +335,8 @@ class Tx:
 
     async def insert_approval(self, approval_id: str, task_id: str, owner: str, at: str) -> None:
         await self.conn.execute(
-            insert(approvals).values(id=approval_id, task_id=task_id, owner=owner, status="pending", created_at=at)
+            _INSERT_APPROVAL,
+            {"id": approval_id, "task_id": task_id, "owner": owner, "status": "pending", "created_at": at},
         )
 
     async def close_approval(self, approval_id: str, status: str, reason: str | None, at: str) -> None:
@@ -360,7 +363,7 @@ class Tx:
     # checkpoints and results
 
     async def insert_checkpoint(self, row: dict[str, Any]) -> None:
-        await self.conn.execute(insert(checkpoints).values(**row))
+        await self.conn.execute(_INSERT_CHECKPOINT, row)
 
     async def checkpoint_hashes(self, ids: list[str]) -> dict[str, tuple[str, str]]:
         """checkpoint id -> (task id, sha256)"""
@@ -370,7 +373,7 @@ class Tx:
         return {r[0]: (r[1], r[2]) for r in await self._rows(stmt.where(checkpoints.c.id.in_(ids)))}
 
     async def insert_result(self, row: dict[str, Any]) -> None:
-        await self.conn.execute(insert(results), row)
+        await self.conn.execute(_INSERT_RESULT, row)
 
     async def find_submission(self, task_id: str, submission_id: str) -> Any:
         stmt = select(results).where(results.c.task_id == task_id, results.c.submission_id == submission_id)
