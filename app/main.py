@@ -51,22 +51,62 @@ class GraphQLApp(GraphQL):
         return UNSET  # a plain connection_ack, with no payload
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and _too_large(scope):
-            message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
-            body = {
-                "data": None,
-                "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}],
-            }
-            await JSONResponse(body, status_code=413)(scope, receive, send)
-            return
+        if scope["type"] == "http":
+            declared = _declared_length(scope)
+            if declared is None:  # chunked, or no length said: read it, counting
+                receive = await _read_at_most(receive, MAX_BODY_BYTES)
+            if declared is False or receive is None:
+                await _too_large()(scope, _nothing, send)
+                return
         await super().__call__(scope, receive, send)
 
 
-def _too_large(scope: Any) -> bool:
+def _too_large() -> JSONResponse:
+    message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
+    body = {
+        "data": None,
+        "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}],
+    }
+    return JSONResponse(body, status_code=413, headers={"connection": "close"})
+
+
+def _declared_length(scope: Any) -> bool | None:
+    """True when a Content-Length within the limit is declared, False when it is over the
+    limit or malformed, None when there is none (a chunked body)."""
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
-            return not value.isdigit() or int(value) > MAX_BODY_BYTES
-    return False
+            return value.isdigit() and int(value) <= MAX_BODY_BYTES
+    return None
+
+
+async def _read_at_most(receive: Any, limit: int) -> Any:
+    """The body read up to `limit` bytes and handed on as one message; None when longer
+    (the rest is left unread, and the answer closes the connection)."""
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return _nothing  # the client went away
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > limit:
+            return None
+        more = message.get("more_body", False)
+    whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+    handed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal handed
+        if not handed:
+            handed = True
+            return whole
+        return await receive()
+
+    return replay
+
+
+async def _nothing() -> dict[str, Any]:
+    return {"type": "http.disconnect"}
 
 
 def create_app(database_url: str | None = None) -> Starlette:

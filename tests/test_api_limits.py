@@ -57,6 +57,34 @@ def test_a_body_over_the_size_limit_is_refused_with_a_code(api_server: Server) -
     assert api_server.data("{ me { id } }")
 
 
+def test_a_chunked_body_over_the_size_limit_is_refused_too(api_server: Server) -> None:
+    """Without a Content-Length the server counts what arrives and stops at the limit."""
+
+    def chunks():  # type: ignore[no-untyped-def]
+        yield b'{"query": "{ me { id } }", "variables": {"pad": "'
+        for _ in range(MAX_BODY_BYTES // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"}}'
+
+    headers = {**api_server.headers(), "content-type": "application/json"}
+    response = api_server.client.post(api_server.graphql_url, content=chunks(), headers=headers)
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 413
+    assert response.json()["errors"][0]["extensions"] == {"code": "query_too_complex"}
+    assert api_server.data("{ me { id } }")
+
+
+def test_a_chunked_body_within_the_limit_is_served(api_server: Server) -> None:
+    def chunks():  # type: ignore[no-untyped-def]
+        yield b'{"query": "{ me '
+        yield b'{ id } }"}'
+
+    headers = {**api_server.headers(), "content-type": "application/json"}
+    response = api_server.client.post(api_server.graphql_url, content=chunks(), headers=headers)
+    assert "content-length" not in response.request.headers
+    assert response.json() == {"data": {"me": {"id": "admin"}}}
+
+
 @pytest.mark.parametrize("first", [501, -1, 10_000])
 def test_first_outside_0_to_500_is_invalid_input(api_server: Server, first: int) -> None:
     error = api_server.error("query($f: Int!) { tasks(first: $f) { total_count } }", {"f": first})
