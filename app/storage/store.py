@@ -168,9 +168,6 @@ class _OnLoop:
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         return self.blocking.execute(statement, parameters)
 
-    async def exec_driver_sql(self, statement: str, parameters: Any = None) -> Any:
-        return self.blocking.exec_driver_sql(statement, parameters)
-
 
 class Tx:
     """One transaction's view of the database."""
