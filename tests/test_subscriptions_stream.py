@@ -131,3 +131,26 @@ async def test_a_snapshot_is_never_followed_by_an_event_it_already_contains(cast
         events = await live.events(last - snapshot["version"])
         assert await live.quiet() == []
     assert [e["version"] for e in events] == list(range(snapshot["version"] + 1, last + 1))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_id_reused_after_complete_carries_only_the_new_subscriptions_events(
+    cast: Cast, protocol: str
+) -> None:
+    """Completing stops an operation's events at once, and its id is free for another."""
+    old = cast.handoff("alice/coder", "alice/writer", f"reuse-old-{protocol}")
+    new = cast.handoff("alice/coder", "alice/writer", f"reuse-new-{protocol}")
+    async with opened(cast.server, cast.token("alice"), protocol) as live:
+        await live.subscribe({"project": old["project"], "after": "0"}, query=BRIEF)
+        assert [e["task_id"] for e in await live.events(2, id="1")] == [old["id"]] * 2
+        await live.complete()
+        if protocol != TRANSPORT:  # graphql-ws confirms the stop
+            assert await live.receive() == {"id": "1", "type": "complete"}
+        await live.subscribe({"project": new["project"], "after": "0"}, query=BRIEF)
+        replayed = await live.events(2, id="1")
+        for task in (old, new):
+            await asyncio.to_thread(cast.move, "alice/writer", "accept_task", task["id"])
+        latest = await live.event(id="1")
+        assert await live.quiet() == []
+    assert [e["task_id"] for e in [*replayed, latest]] == [new["id"]] * 3
+    assert latest["verb"] == "accept_task"

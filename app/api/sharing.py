@@ -18,19 +18,32 @@ import asyncio
 import inspect
 from collections import OrderedDict
 from collections.abc import Hashable
+from contextvars import ContextVar
 from typing import Any
 
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.api.types import TaskEvent
+from graphql import OperationType
 
 SHARED_RESULTS = 1024  # events × (document, variables, viewer) kept; evicted oldest first
 
 _results: OrderedDict[Hashable, Any] = OrderedDict()
+_UNKEYED = object()
+
+subscribing: ContextVar[SharingExecutor | None] = ContextVar("subscribing", default=None)
+"""The executor of the subscription whose operation runs in this task (each WebSocket
+operation has a task of its own), so that its resolver can execute events itself."""
 
 
 class SharingExecutor(StrawberryGraphQLCoreExecutionContext):
     _share_key: Hashable | None = None
+    _subscription_key: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.operation.operation == OperationType.SUBSCRIPTION:
+            subscribing.set(self)
 
     def build_per_event_executor(self, payload: Any) -> Any:
         executor = super().build_per_event_executor(payload)
@@ -52,22 +65,33 @@ class SharingExecutor(StrawberryGraphQLCoreExecutionContext):
         return result
 
 
+def event_result(executor: SharingExecutor, payload: TaskEvent) -> Any:
+    """The subscription's result for one event (maybe awaitable): another subscriber's when
+    it has one, without building a per-event executor."""
+    key = _key(executor, payload)
+    if key is not None and key in _results:
+        return _results[key]
+    return executor.build_per_event_executor(payload).execute_operation(False)
+
+
 def _key(executor: Any, payload: Any) -> Hashable | None:
-    if not isinstance(payload, TaskEvent) or executor.operation.loc is None:
+    if not isinstance(payload, TaskEvent):
         return None
+    subscription = executor._subscription_key
+    if subscription is None:  # the same for every event: worked out once per subscription
+        subscription = executor._subscription_key = _subscription_key(executor)
+    if subscription is _UNKEYED:
+        return None
+    return (subscription, payload.seq, payload.kind, payload.task_id, payload.version)
+
+
+def _subscription_key(executor: Any) -> Any:
     viewer = getattr(executor.context_value, "principal", None)
-    if viewer is None:
-        return None
+    if executor.operation.loc is None or viewer is None:
+        return _UNKEYED
     try:
         variables = tuple(sorted(executor.variable_values.coerced.items()))
         hash(variables)
     except TypeError:
-        return None
-    event = (payload.seq, payload.kind, payload.task_id, payload.version)
-    return (
-        executor.operation.loc.source.body,
-        executor.operation.loc.start,
-        variables,
-        viewer,
-        event,
-    )
+        return _UNKEYED
+    return (executor.operation.loc.source.body, executor.operation.loc.start, variables, viewer)

@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator
 
 import strawberry
 
+from app.api.delivery import direct_sender
 from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
@@ -30,8 +31,11 @@ class Subscription:
         viewer = await ctx.viewer()
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
         stream = events_for(ctx.hub, ctx.store, viewer, filters, event_cursor(after))
+        send = direct_sender()
         try:
             async for event in stream:
-                yield TaskEvent.from_domain(event)
+                payload = TaskEvent.from_domain(event)
+                if send is None or not await send(payload):
+                    yield payload
         finally:
             await stream.aclose()

@@ -26,6 +26,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
 from app.api.context import Context
+from app.api.delivery import running
 from app.domain.errors import Unauthenticated
 
 
@@ -70,6 +71,10 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-ar
             await self.send_message(error)  # type: ignore[arg-type]
             return
         await super().handle_subscribe(message)
+
+    async def run_operation(self, operation: Any) -> None:
+        running.set(operation)  # this is the operation's own task: see app/api/delivery.py
+        await super().run_operation(operation)
 
     async def send_message(self, message: Any) -> None:
         self._last_sent = asyncio.get_running_loop().time()

@@ -1,0 +1,48 @@
+"""Events sent straight to a graphql-transport-ws subscriber, past Strawberry's stream.
+
+An event a subscription yields passes through five async generators (the resolver,
+graphql-core's mapping, Strawberry's stream, its extensions, the protocol handler) before
+it is written, and with 1,000 subscribers that plumbing cost more than the writes
+(docs/performance.md). On graphql-transport-ws the resolver sends each event itself:
+it takes the subscription's result for the event (shared, see app/api/sharing.py) and
+sends it with Strawberry's own `Operation.send_next`, so the message is the one Strawberry
+would send. A result with errors, and every subscription on the legacy graphql-ws
+protocol, still goes through Strawberry, which shapes the errors.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any
+
+from app.api.sharing import event_result, subscribing
+from app.api.types import TaskEvent
+
+Send = Callable[[TaskEvent], Awaitable[bool]]
+
+running: ContextVar[Any] = ContextVar("running", default=None)
+"""The graphql-transport-ws operation (Strawberry's Operation) whose task this is."""
+
+
+def direct_sender() -> Send | None:
+    """A sender for this task's operation, or None where events must go through Strawberry.
+    The sender answers False for an event it left to Strawberry."""
+    operation, executor = running.get(), subscribing.get()
+    if operation is None or executor is None:
+        return None
+    handler = operation.handler
+
+    async def send(payload: TaskEvent) -> bool:
+        if handler.operations.get(operation.id) is not operation:
+            return True  # completed: Strawberry is cancelling this task
+        result = event_result(executor, payload)
+        if inspect.isawaitable(result):
+            result = await result
+        if result.errors:
+            return False
+        await operation.send_next(result)
+        return True
+
+    return send
