@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--database-url", default=None)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--owner", default="admin", help="owner created on an empty database")
+    serve.add_argument("--access-log", action="store_true", help="log a line per request")
     serve.set_defaults(run=_serve)
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
@@ -59,7 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     return serve(
         host=args.host, port=args.port, url=database_url(args.database_url),
-        workers=args.workers, owner=args.owner,
+        workers=args.workers, owner=args.owner, access_log=args.access_log,
     )  # fmt: skip
 
 

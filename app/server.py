@@ -19,7 +19,17 @@ from app.storage.store import Store
 FACTORY = "app.main:app_from_environment"
 
 
-def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin") -> int:
+def serve(
+    host: str,
+    port: int,
+    url: str,
+    workers: int = 1,
+    owner: str = "admin",
+    access_log: bool = False,
+) -> int:
+    """Run the server. A line per request (`access_log`) is off unless asked for: under load,
+    formatting and writing it cost the server about a twentieth of its CPU
+    (docs/performance.md)."""
     if workers < 1:
         print("prickle: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -48,6 +58,7 @@ def serve(host: str, port: int, url: str, workers: int = 1, owner: str = "admin"
         ws=_websockets_protocol(),
         ws_per_message_deflate=False,  # see _websockets_protocol
         log_config=_log_config(),
+        access_log=access_log,
         proxy_headers=False,
     )
     return 0

@@ -96,3 +96,14 @@ async def test_several_workers_serve_one_postgresql_database(
     while server.output().count("Application startup complete") < 2 and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     assert server.output().count("Application startup complete") == 2
+
+
+async def test_a_line_per_request_is_logged_only_with_access_log(start_server) -> None:  # type: ignore[no-untyped-def]
+    quiet = start_server()
+    loud = start_server("--access-log")
+    for server in (quiet, loud):
+        assert server.data("{ __typename }") == {"__typename": "Query"}
+    time.sleep(0.2)  # the log line is written after the response
+    assert '"POST /graphql HTTP/1.1" 200' in loud.output()
+    assert "POST /graphql" not in quiet.output()
+    assert "Uvicorn running on" in quiet.output()  # the server's own lines still come
