@@ -13,12 +13,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.bench.raw_broadcast import message_of
 from tests.server import ROOT, Server, free_port
 
 CONCURRENCY = 16  # requests in flight, both sides of the HTTP ratio
@@ -76,7 +79,9 @@ class Setup:
 
 def client(base_url: str) -> httpx.AsyncClient:
     """One keep-alive HTTP/1.1 connection; the load uses CONCURRENCY of them, one per loop."""
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    # the client lets an idle connection go before the server's keep-alive timeout (5 s)
+    # does: otherwise a request sent as the server closes it fails (ReadError)
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=3)
     return httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60, http2=False)
 
 
@@ -122,15 +127,62 @@ async def http_ratio(setup: Setup) -> dict[str, Any]:
     await throughput(setup, typename, 0.5)  # warm up both paths
     await throughput(setup, lifecycle, 0.5)
     floors, moves = [], []
+    spent: dict[str, list[dict[str, float]]] = {"typename": [], "move": []}
     for _ in range(RUNS):
-        floors.append(await throughput(setup, typename))
-        moves.append(await throughput(setup, lifecycle))
+        for name, one, rates in (("typename", typename, floors), ("move", lifecycle, moves)):
+            before = await cpu_now(setup)
+            rate = await throughput(setup, one)
+            rates.append(rate)
+            spent[name].append(cpu_per_op(before, await cpu_now(setup), rate * WINDOW))
     ratios = [m / f for m, f in zip(moves, floors, strict=True)]
     return {
         "typename_rps": statistics.median(floors),
         "moves_per_s": statistics.median(moves),
         "ratio": statistics.median(ratios),
         "ratios": ratios,
+        "cpu_ms": {
+            name: {part: statistics.median(run[part] for run in runs) for part in runs[0]}
+            for name, runs in spent.items()
+        },
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU a process has used (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def cpu_now(setup: Setup) -> dict[str, Any]:
+    """CPU seconds so far: the server, its PostgreSQL backends (none on SQLite, whose work
+    is in the server), and this client."""
+    url = setup.server.database_url
+    backends = []
+    if not url.startswith("sqlite"):
+        sql = (
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        backends = [row[0] for row in await raw_select(url, sql, ())]
+    return {
+        "server": cpu_seconds(setup.pid),
+        "database": {pid: cpu_seconds(pid) for pid in backends},
+        "client": time.process_time(),
+    }
+
+
+def cpu_per_op(before: dict[str, Any], after: dict[str, Any], ops: float) -> dict[str, float]:
+    """Milliseconds of CPU per operation, each part. Backends counted are those alive at the
+    end (one that closed during the window is missed); the clock ticks are 10 ms."""
+    database = sum(t - before["database"].get(pid, 0.0) for pid, t in after["database"].items())
+    return {
+        "server": (after["server"] - before["server"]) * 1000 / ops,
+        "database": database * 1000 / ops,
+        "client": (after["client"] - before["client"]) * 1000 / ops,
     }
 
 
@@ -293,7 +345,7 @@ async def resume(setup: Setup) -> dict[str, Any]:
     after = head - RESUME_BACK
     url = setup.server.database_url
     ws = await ws_open(setup)
-    raw, ours = [], []
+    raw, ours, sizes = [], [], []
     try:
         for run in range(RUNS + 1):  # the first of each is a warm-up
             raw_took = await raw_rows_time(url, after)
@@ -312,19 +364,60 @@ async def resume(setup: Setup) -> dict[str, Any]:
                 message = await next_event(ws)
             took = time.perf_counter() - start
             assert message["payload"]["data"]["task_events"]["seq"] == head, message
+            sizes.append(len(json.dumps(message)))
             await ws.send(json.dumps({"id": sub, "type": "complete"}))
             if run:
                 raw.append(raw_took)
                 ours.append(took)
     finally:
         await ws.close()
+    bare = await bare_burst_times(round(statistics.median(sizes)))
     ratios = [r / o for r, o in zip(raw, ours, strict=True)]  # (events/s) / (rows/s)
     return {
         "events_per_s": RESUME_BACK / statistics.median(ours),
         "raw_rows_per_s": RESUME_BACK / statistics.median(raw),
         "ratio": statistics.median(ratios),
         "ratios": ratios,
+        "bare_messages_per_s": RESUME_BACK / statistics.median(bare),
+        "bare_ratio": statistics.median([r / t for r, t in zip(raw, bare, strict=True)]),
     }
+
+
+async def bare_burst_times(size: int) -> list[float]:
+    """Seconds for this client to receive and parse RESUME_BACK messages of `size` bytes
+    from a bare `websockets` server: what one message per event costs before any server
+    work, each run."""
+    took = []
+    with raw_server() as (port, _):
+        ws = await connect(f"ws://127.0.0.1:{port}", ping_interval=None, max_size=2**24)
+        try:
+            await ws.send("burst")
+            for run in range(RUNS + 1):
+                start = time.perf_counter()
+                await ws.send(f"{RESUME_BACK} {size}")
+                for _ in range(RESUME_BACK):
+                    await next_event(ws)
+                if run:
+                    took.append(time.perf_counter() - start)
+        finally:
+            await ws.close()
+    return took
+
+
+@contextmanager
+def raw_server() -> Iterator[tuple[int, int]]:
+    """A bare `websockets` server (tests/bench/raw_broadcast.py): its port and its pid."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.bench.raw_broadcast", str(port)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        yield port, process.pid
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 # fan-out to 1,000 subscribers, and their memory
@@ -392,14 +485,8 @@ async def fan_out(setup: Setup) -> dict[str, Any]:
     await asyncio.sleep(3)  # settle
     rss_after = rss_kib(setup.pid)
 
-    port = free_port()
-    raw_server = subprocess.Popen(  # noqa: ASYNC220 - once, outside any timing
-        [sys.executable, "-m", "tests.bench.raw_broadcast", str(port)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert raw_server.stdout is not None and raw_server.stdout.readline().strip() == "ready"
-        raw_base = rss_kib(raw_server.pid)
+    with raw_server() as (port, raw_pid):
+        raw_base = rss_kib(raw_pid)
 
         async def listener() -> ClientConnection:
             ws = await connect(f"ws://127.0.0.1:{port}", ping_interval=None, open_timeout=60)
@@ -410,7 +497,7 @@ async def fan_out(setup: Setup) -> dict[str, Any]:
         control = await connect(f"ws://127.0.0.1:{port}", ping_interval=None)
         await control.send("control")
         await asyncio.sleep(3)
-        raw_rss_per_conn = (rss_kib(raw_server.pid) - raw_base) / SUBSCRIBERS
+        raw_rss_per_conn = (rss_kib(raw_pid) - raw_base) / SUBSCRIBERS
 
         def move(task_id: str):  # type: ignore[no-untyped-def]
             return lambda: setup.gql(ACCEPT, {"id": task_id}, setup.agent)
@@ -421,14 +508,11 @@ async def fan_out(setup: Setup) -> dict[str, Any]:
         for run in range(RUNS):
             took, size = await last_arrival(ours, move(fan[run + 1]))
             mine.append(took)
-            payload = json.dumps({"type": "next", "payload": "x" * max(0, size - 31)})
+            payload = message_of(size)
             took_raw, raw_size = await last_arrival(theirs, lambda p=payload: control.send(p))
             floor.append(took_raw)
         for ws in [*ours, *theirs, control]:
             await ws.close()
-    finally:
-        raw_server.terminate()
-        raw_server.wait(timeout=10)
     ratios = [m / f for m, f in zip(mine, floor, strict=True)]
     return {
         "payload_bytes": size,

@@ -1,14 +1,24 @@
-"""The floor for fan-out: a bare `websockets` server that broadcasts what its control
-connection sends to every other connection. Run as `python -m tests.bench.raw_broadcast PORT`.
+"""The floors for fan-out and resume: a bare `websockets` server.
+
+A connection that first sends "listen" receives whatever the "control" connection sends
+(a broadcast to every listener); one that first sends "burst" asks with "N SIZE" for N
+messages of SIZE bytes in a row, as a replay sends them. Run as
+`python -m tests.bench.raw_broadcast PORT`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import websockets
 from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+
+def message_of(size: int) -> str:
+    """A JSON message of `size` bytes, shaped like a `next` message."""
+    return json.dumps({"type": "next", "payload": "x" * max(0, size - 31)})
 
 
 async def main(port: int) -> None:
@@ -19,6 +29,13 @@ async def main(port: int) -> None:
         if first == "control":
             async for payload in ws:
                 broadcast(listeners, payload)
+            return
+        if first == "burst":
+            async for ask in ws:
+                count, size = map(int, str(ask).split())
+                message = message_of(size)
+                for _ in range(count):
+                    await ws.send(message)
             return
         listeners.add(ws)
         try:

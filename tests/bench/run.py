@@ -112,7 +112,8 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
         "`prickle serve` processes on 127.0.0.1, each measure beside its floor in the same run,",
         f"medians of {b.RUNS} runs. The load client is in the bench process: httpx.AsyncClient",
         f"(HTTP/1.1 keep-alive, {b.CONCURRENCY} requests in flight, one connection each) for both sides of the HTTP",
-        "ratio; the `websockets` client for both sides of the fan-out.",
+        "ratio; the `websockets` client for both sides of the fan-out and of the resume's",
+        "bare-server line.",
         "",
         (
             f"Machine: {env['nproc']} cores, {env['memory_gib']} GiB, Python {env['python']}, "
@@ -146,6 +147,13 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
             "{:.0f}",
         ),
         ("HTTP ratio, each run", "http", "ratios", None),
+        (
+            "CPU per `{ __typename }` request (ms): server / database / client",
+            "http",
+            "cpu_ms.typename",
+            "cpu",
+        ),
+        ("CPU per move (ms): server / database / client", "http", "cpu_ms.move", "cpu"),
         ("fan-out to 1,000: last arrival (ms)", "fanout", "fanout_s", "ms"),
         ("raw `websockets` broadcast to 1,000 (ms)", "fanout", "raw_s", "ms"),
         ("event payload (bytes; the raw one the same)", "fanout", "payload_bytes", "{}"),
@@ -162,13 +170,31 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
         ("resume: events/s", "resume", "events_per_s", "{:.0f}"),
         ("raw SELECT of the same rows: rows/s", "resume", "raw_rows_per_s", "{:.0f}"),
         ("resume ratio, each run", "resume", "ratios", None),
+        (
+            "bare `websockets` server, 10,000 messages of the same size: messages/s",
+            "resume",
+            "bare_messages_per_s",
+            "{:.0f}",
+        ),
+        (
+            "the most one message per event allows: that ÷ raw SELECT rows/s",
+            "resume",
+            "bare_ratio",
+            "{:.3g}",
+        ),
     ]
     for label, group, key, fmt in rows:
         cells = []
         for backend in backends:
-            value = results[backend][group][key]
+            value = results[backend][group]
+            for part in key.split("."):
+                value = value[part]
             if fmt is None:
                 cells.append(", ".join(f"{v:.3g}" for v in value))
+            elif fmt == "cpu":
+                cells.append(
+                    " / ".join(f"{value[p]:.2f}" for p in ("server", "database", "client"))
+                )
             elif fmt == "ms":
                 cells.append(f"{value * 1000:.1f}")
             else:
