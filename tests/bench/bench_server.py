@@ -13,8 +13,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +109,13 @@ async def typename(setup: Setup, http: httpx.AsyncClient) -> int:
 async def throughput(setup: Setup, one, seconds: float = WINDOW) -> float:  # type: ignore[no-untyped-def]
     """Operations per second with CONCURRENCY loops (one connection each) calling
     `one(setup, http)` until the window closes."""
+    done, took = await load(setup, one, seconds)
+    return done / took
+
+
+async def load(setup: Setup, one, seconds: float) -> tuple[int, float]:  # type: ignore[no-untyped-def]
+    """Operations done, and seconds taken, by CONCURRENCY loops calling `one(setup, http)`
+    until the window closes (each loop finishes the operation it is in)."""
     done = 0
     deadline = time.perf_counter() + seconds
 
@@ -120,7 +127,7 @@ async def throughput(setup: Setup, one, seconds: float = WINDOW) -> float:  # ty
 
     start = time.perf_counter()
     await asyncio.gather(*(loop(http) for http in setup.pool[:CONCURRENCY]))
-    return done / (time.perf_counter() - start)
+    return done, time.perf_counter() - start
 
 
 async def http_ratio(setup: Setup) -> dict[str, Any]:
@@ -128,12 +135,14 @@ async def http_ratio(setup: Setup) -> dict[str, Any]:
     await throughput(setup, lifecycle, 0.5)
     floors, moves = [], []
     spent: dict[str, list[dict[str, float]]] = {"typename": [], "move": []}
-    for _ in range(RUNS):
-        for name, one, rates in (("typename", typename, floors), ("move", lifecycle, moves)):
-            before = await cpu_now(setup)
-            rate = await throughput(setup, one)
-            rates.append(rate)
-            spent[name].append(cpu_per_op(before, await cpu_now(setup), rate * WINDOW))
+    async with backends_of(setup.server.database_url) as backends:
+        for _ in range(RUNS):
+            for name, one, rates in (("typename", typename, floors), ("move", lifecycle, moves)):
+                before = cpu_now(setup, await backends())
+                done, took = await load(setup, one, WINDOW)
+                after = cpu_now(setup, await backends())
+                rates.append(done / took)
+                spent[name].append(cpu_per_op(before, after, done))
     ratios = [m / f for m, f in zip(moves, floors, strict=True)]
     return {
         "typename_rps": statistics.median(floors),
@@ -157,17 +166,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def cpu_now(setup: Setup) -> dict[str, Any]:
-    """CPU seconds so far: the server, its PostgreSQL backends (none on SQLite, whose work
-    is in the server), and this client."""
-    url = setup.server.database_url
-    backends = []
-    if not url.startswith("sqlite"):
-        sql = (
-            "SELECT pid FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        backends = [row[0] for row in await raw_select(url, sql, ())]
+@asynccontextmanager
+async def backends_of(url: str) -> AsyncIterator[Callable[[], Awaitable[list[int]]]]:
+    """A function listing the pids of the database's PostgreSQL backends other than its own
+    connection's (none on SQLite, whose work is done in the server)."""
+    if url.startswith("sqlite"):
+
+        async def none() -> list[int]:
+            return []
+
+        yield none
+        return
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    sql = (
+        "SELECT pid FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+
+    async def listed() -> list[int]:
+        return [row[0] for row in await conn.fetch(sql)]
+
+    try:
+        yield listed
+    finally:
+        await conn.close()
+
+
+def cpu_now(setup: Setup, backends: list[int]) -> dict[str, Any]:
+    """CPU seconds so far: the server, the database backends, and this client."""
     return {
         "server": cpu_seconds(setup.pid),
         "database": {pid: cpu_seconds(pid) for pid in backends},
@@ -380,6 +408,7 @@ async def resume(setup: Setup) -> dict[str, Any]:
         "ratios": ratios,
         "bare_messages_per_s": RESUME_BACK / statistics.median(bare),
         "bare_ratio": statistics.median([r / t for r, t in zip(raw, bare, strict=True)]),
+        "execute_us": execution_us(),
     }
 
 
@@ -402,6 +431,34 @@ async def bare_burst_times(size: int) -> list[float]:
         finally:
             await ws.close()
     return took
+
+
+def execution_us(events: int = 2000) -> float:
+    """Microseconds graphql-core and Strawberry take, in this process, to execute the resume's
+    selection for one event (the median of RUNS passes over `events` events)."""
+    from app.api.schema import schema
+    from app.api.sharing import SharingExecutor
+    from app.api.types import TaskEvent
+    from app.domain.events import Event
+    from graphql import parse
+
+    executor = SharingExecutor.build(
+        schema._schema, parse(SUBSCRIBE), context_value=None, raw_variable_values={}
+    )
+    moved = {
+        "kind": "moved", "task_id": "bench", "project": "bench", "from_state": "routed",
+        "to_state": "accepted", "waiting_on": None, "verb": "accept_task",
+        "actor": "admin/coder", "at": "2026-12-02T00:00:00Z", "version": 3, "task": {},
+    }  # fmt: skip
+    payloads = [TaskEvent.from_domain(Event(**moved, seq=seq)) for seq in range(events)]
+    took = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        for payload in payloads:
+            result = executor.build_per_event_executor(payload).execute_operation(False)
+        took.append((time.perf_counter() - start) / events)
+        assert result.data["task_events"]["seq"] == events - 1, result
+    return statistics.median(took) * 1e6
 
 
 @contextmanager

@@ -177,6 +177,12 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
             "{:.0f}",
         ),
         (
+            "GraphQL execution of the resume's selection for one event, in process (µs)",
+            "resume",
+            "execute_us",
+            "{:.0f}",
+        ),
+        (
             "the most one message per event allows: that ÷ raw SELECT rows/s",
             "resume",
             "bare_ratio",
