@@ -28,6 +28,7 @@ from app import service
 from app.domain.errors import ProtocolError
 from app.domain.events import Event
 from app.domain.principals import Principal, agent, person
+from app.domain.table import table
 from app.domain.task import Task
 from app.service.creation import HandoffInput
 from app.service.results import ResultInput
@@ -50,23 +51,10 @@ TASK_VERBS = (
 
 FINAL = ("completed", "rejected", "cancelled")
 
-# What the table (narrowed by waiting_on, as the server chose) lets each position do.
-_RUN = {"wait_on", "stop_run", "return_result", "hand_back", "cancel_task", "save_checkpoint"}
+# What the table's rules (narrowed by waiting_on, as the server chose) let callers do at each
+# position: the verbs someone other than the server may use there.
 ALLOWED: dict[tuple[str, str | None], set[str]] = {
-    ("requested", None): {"cancel_task"},
-    ("routed", None): {"accept_task", "hand_back", "deny_task", "cancel_task"},
-    ("accepted", None): {"start_task", *_RUN},
-    ("working", None): _RUN,
-    ("waiting", "owner_approval"): {"approve_handoff", "deny_task", "cancel_task"},
-    ("waiting", "human"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
-    ("waiting", "agent"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
-    ("waiting", "stopped"): {"resume_run", "hand_back", "cancel_task", "save_checkpoint"},
-    ("verifying", None): {"cancel_task"},
-    ("approval", None): {"decide_result", "cancel_task"},
-    ("returned", None): {"reroute", "cancel_task"},
-    ("completed", None): set(),
-    ("rejected", None): set(),
-    ("cancelled", None): set(),
+    position: set(table().callers(*position)) for position in table().positions
 }
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.domain.table import TableError, load_json, parse, table
+from app.domain.errors import PrickleError
+from app.domain.table import TableError, load, load_json, parse, table
 
 SHARED = Path("/work/shared/protocol/transitions.json")
 
@@ -64,9 +65,15 @@ def test_waiting_on_lists_the_four_reasons_to_wait() -> None:
     assert set(table().waiting_on) == {"owner_approval", "human", "agent", "stopped"}
 
 
+def without_rules(raw: dict) -> dict:
+    """The protocol's own table: the project's copy without the rules it adds."""
+    moves = [{k: v for k, v in m.items() if k != "rules"} for m in raw["moves"]]
+    return {**{k: v for k, v in raw.items() if k != "actions"}, "moves": moves}
+
+
 @pytest.mark.skipif(not SHARED.exists(), reason="the shared protocol folder is not present")
-def test_the_project_copy_of_the_table_matches_the_shared_protocol() -> None:
-    assert load_json("transitions.json") == json.loads(SHARED.read_text())
+def test_the_project_copy_of_the_table_is_the_shared_protocol_with_rules_added() -> None:
+    assert without_rules(load_json("transitions.json")) == json.loads(SHARED.read_text())
 
 
 def test_the_committed_table_parses() -> None:
@@ -76,7 +83,8 @@ def test_the_committed_table_parses() -> None:
 def test_parse_refuses_a_final_state_with_an_exit() -> None:
     broken = raw()
     broken["moves"].append(
-        {"from": "completed", "to": "working", "verbs": ["reopen"], "actor": "requester_side"}
+        {"from": "completed", "to": "working", "verbs": ["reopen"], "actor": "requester_side",
+         "rules": [{"verb": "reopen", "actor": "requester_side"}]}
     )
     broken["counts"]["moves"] = 36
     with pytest.raises(TableError, match="final state completed has a way out"):
@@ -126,3 +134,168 @@ def test_parse_refuses_a_move_listed_twice() -> None:
     del broken["counts"]
     with pytest.raises(TableError, match="listed twice"):
         parse(broken)
+
+
+# the rules: who may use each verb where a task stands
+
+
+def move(raw: dict, from_state: str, to_state: str) -> dict:
+    return next(m for m in raw["moves"] if (m["from"], m["to"]) == (from_state, to_state))
+
+
+def test_a_table_error_is_a_prickle_error() -> None:
+    assert issubclass(TableError, PrickleError)
+
+
+def test_the_committed_rules_allow_callers_what_each_position_allows() -> None:
+    run = {"wait_on", "stop_run", "return_result", "hand_back", "cancel_task", "save_checkpoint"}
+    expected = {
+        ("requested", None): {"cancel_task"},
+        ("routed", None): {"accept_task", "hand_back", "deny_task", "cancel_task"},
+        ("accepted", None): {"start_task", *run},
+        ("working", None): run,
+        ("waiting", "owner_approval"): {"approve_handoff", "deny_task", "cancel_task"},
+        ("waiting", "human"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
+        ("waiting", "agent"): {"answer", "hand_back", "cancel_task", "save_checkpoint"},
+        ("waiting", "stopped"): {"resume_run", "hand_back", "cancel_task", "save_checkpoint"},
+        ("verifying", None): {"cancel_task"},
+        ("approval", None): {"decide_result", "cancel_task"},
+        ("returned", None): {"reroute", "cancel_task"},
+        ("completed", None): set(),
+        ("rejected", None): set(),
+        ("cancelled", None): set(),
+    }
+    t = table()
+    assert {p: set(t.callers(*p)) for p in t.positions} == expected
+
+
+def test_a_stopped_run_is_handed_back_by_the_assignees_owner_otherwise_by_the_assignee() -> None:
+    t = table()
+    assert t.actor("waiting", "stopped", "hand_back") == "assignee_owner"
+    assert t.actor("waiting", "human", "hand_back") == "assignee"
+    assert t.actor("working", None, "hand_back") == "assignee"
+    assert t.actor("verifying", None, "return_result") == "system"
+    assert t.actor("routed", None, "start_task") is None
+
+
+def test_the_creating_verbs_are_the_servers_moves_out_of_requested() -> None:
+    assert table().creating == {"handoff", "request_capability"}
+
+
+def test_the_shared_protocol_alone_has_no_rules_and_is_refused() -> None:
+    if not SHARED.exists():
+        pytest.skip("the shared protocol folder is not present")
+    with pytest.raises(TableError, match="move requested->routed: handoff has no rule"):
+        load(SHARED)
+
+
+def test_parse_refuses_a_verb_of_a_move_without_a_rule() -> None:
+    broken = raw()
+    move(broken, "accepted", "waiting")["rules"].pop()
+    with pytest.raises(TableError, match="move accepted->waiting: stop_run has no rule"):
+        parse(broken)
+
+
+def test_parse_refuses_a_rule_for_a_verb_the_move_does_not_have() -> None:
+    broken = raw()
+    move(broken, "routed", "accepted")["rules"].append({"verb": "start_task", "actor": "assignee"})
+    with pytest.raises(TableError, match="routed->accepted: the rule for start_task names no verb"):
+        parse(broken)
+
+
+def test_parse_refuses_a_rule_whose_actor_is_not_in_actors() -> None:
+    broken = raw()
+    move(broken, "routed", "accepted")["rules"][0]["actor"] = "janitor"
+    with pytest.raises(TableError, match="accept_task names unknown actor janitor"):
+        parse(broken)
+
+
+def test_parse_refuses_a_waiting_on_that_is_not_a_reason_to_wait() -> None:
+    broken = raw()
+    move(broken, "waiting", "routed")["rules"][0]["waiting_on"] = ["weather"]
+    with pytest.raises(TableError, match="handoff names unknown waiting_on \\['weather'\\]"):
+        parse(broken)
+
+
+def test_parse_refuses_an_empty_waiting_on() -> None:
+    broken = raw()
+    move(broken, "waiting", "routed")["rules"][0]["waiting_on"] = []
+    with pytest.raises(TableError, match="approve_handoff names unknown waiting_on \\[\\]"):
+        parse(broken)
+
+
+def test_parse_refuses_waiting_on_on_a_move_that_does_not_leave_waiting() -> None:
+    broken = raw()
+    move(broken, "working", "returned")["rules"][0]["waiting_on"] = ["human"]
+    with pytest.raises(TableError, match="hand_back is narrowed by waiting_on outside waiting"):
+        parse(broken)
+
+
+def test_parse_refuses_a_display_actor_that_differs_from_the_rules() -> None:
+    broken = raw()
+    move(broken, "waiting", "returned")["actor"] = "assignee"
+    with pytest.raises(
+        TableError, match="waiting->returned: actor assignee differs from its rules' assignee"
+    ):
+        parse(broken)
+
+
+def test_parse_refuses_two_actors_for_one_verb_where_a_task_stands() -> None:
+    broken = raw()
+    del move(broken, "waiting", "returned")["rules"][1]["waiting_on"]  # the assignee: always
+    with pytest.raises(
+        TableError,
+        match="hand_back in waiting \\(waiting_on stopped\\) has two actors: assignee_owner, assi",
+    ):
+        parse(broken)
+
+
+def test_parse_refuses_an_action_in_an_unknown_state() -> None:
+    broken = raw()
+    broken["actions"][0]["states"].append("limbo")
+    with pytest.raises(TableError, match="save_checkpoint acts in unknown states \\['limbo'\\]"):
+        parse(broken)
+
+
+def test_parse_refuses_an_action_with_an_unknown_actor() -> None:
+    broken = raw()
+    broken["actions"][0]["actor"] = "janitor"
+    with pytest.raises(TableError, match="action save_checkpoint: save_checkpoint names unknown"):
+        parse(broken)
+
+
+def test_parse_refuses_an_action_narrowed_by_waiting_on_that_never_acts_in_waiting() -> None:
+    broken = raw()
+    broken["actions"][0]["states"] = ["accepted", "working"]
+    with pytest.raises(TableError, match="narrowed by waiting_on outside waiting"):
+        parse(broken)
+
+
+def test_parse_refuses_an_action_that_contradicts_a_move_of_the_same_verb() -> None:
+    broken = raw()
+    broken["actions"].append({"verb": "cancel_task", "actor": "assignee", "states": ["working"]})
+    with pytest.raises(TableError, match="cancel_task in working has two actors"):
+        parse(broken)
+
+
+def test_the_environment_names_another_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extended = raw()
+    extended["moves"].append(
+        {"from": "returned", "to": "accepted", "verbs": ["accept_task"], "actor": "assignee",
+         "note": "The assignee takes it back on.",
+         "rules": [{"verb": "accept_task", "actor": "assignee"}]}
+    )
+    extended["counts"]["moves"] = 36
+    path = tmp_path / "transitions.json"
+    path.write_text(json.dumps(extended))
+    monkeypatch.setenv("PRICKLE_TRANSITIONS", str(path))
+    table.cache_clear()
+    try:
+        assert len(table().moves) == 36
+        assert table().callers("returned", None)["accept_task"] == "assignee"
+    finally:
+        monkeypatch.delenv("PRICKLE_TRANSITIONS")
+        table.cache_clear()
+    assert len(table().moves) == 35

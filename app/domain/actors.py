@@ -1,39 +1,19 @@
-"""Who may make each move: the table's actor names resolved against a task and a principal."""
+"""Who may make each move: the actors of the table's rules, resolved for a task and a principal."""
 
 from __future__ import annotations
 
 from app.domain.principals import Principal, owner_of
+from app.domain.table import table
 from app.domain.task import Task
 
-# The actor each verb needs; the table lists the same names on every move the verb makes.
-VERB_ACTOR = {
-    "accept_task": "assignee",
-    "start_task": "assignee",
-    "wait_on": "assignee",
-    "stop_run": "assignee_owner",
-    "resume_run": "assignee_owner",
-    "answer": "answerer",
-    "approve_handoff": "assignee_owner",
-    "deny_task": "assignee_owner",
-    "hand_back": "assignee",
-    "return_result": "assignee",
-    "decide_result": "requester_owner",
-    "cancel_task": "requester_side",
-    "reroute": "requester_side",
-    "save_checkpoint": "assignee",
-}
 
-# A stopped run belongs to the assignee's owner: only that owner hands it back.
-WAITING_ACTOR = {("hand_back", "stopped"): "assignee_owner"}
-
-
-def actor_for(verb: str, task: Task) -> str:
-    if task.state == "waiting":
-        return WAITING_ACTOR.get((verb, task.waiting_on), VERB_ACTOR[verb])
-    return VERB_ACTOR[verb]
+def actor_for(verb: str, task: Task) -> str | None:
+    """The table's actor for `verb` where the task stands (`system`: the server's); None: nobody."""
+    return table().actor(task.state, task.waiting_on, verb)
 
 
 def is_actor(role: str, principal: Principal, task: Task) -> bool:
+    """Whether the principal is the table's `role` (an actor other than `system`) for the task."""
     return _CHECKS[role](principal, task)
 
 

@@ -1,15 +1,17 @@
-"""Protocol errors, each with the code the API reports as ``extensions.code``.
+"""The server's errors; each protocol error has the code the API reports as ``extensions.code``.
 
-    ProtocolError
-    ├── InvalidState      (invalid_state; carries verb and the current state)
-    ├── Forbidden         (forbidden)
-    ├── NotFound          (not_found)
-    ├── InvalidInput      (invalid_input)
-    ├── Unauthenticated   (unauthenticated)
-    ├── Conflict          (conflict)
-    ├── TurnBudgetExhausted (turn_budget_exhausted)
-    ├── RateLimited       (rate_limited)
-    └── QueryTooComplex   (query_too_complex)
+    PrickleError
+    ├── TableError            (the transition table breaks an invariant; app.domain.table)
+    └── ProtocolError
+        ├── InvalidState      (invalid_state; carries verb and the current state)
+        ├── Forbidden         (forbidden)
+        ├── NotFound          (not_found)
+        ├── InvalidInput      (invalid_input)
+        ├── Unauthenticated   (unauthenticated)
+        ├── Conflict          (conflict)
+        ├── TurnBudgetExhausted (turn_budget_exhausted)
+        ├── RateLimited       (rate_limited)
+        └── QueryTooComplex   (query_too_complex)
 
 A refused call changes nothing: every error is raised before the transaction commits.
 """
@@ -17,7 +19,11 @@ A refused call changes nothing: every error is raised before the transaction com
 from __future__ import annotations
 
 
-class ProtocolError(Exception):
+class PrickleError(Exception):
+    """The root of every error the server raises on purpose."""
+
+
+class ProtocolError(PrickleError):
     code = "internal"
 
     def __init__(self, message: str) -> None:
