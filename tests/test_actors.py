@@ -16,14 +16,18 @@ from factory import (
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     give,
+    packet,
     position_id,
     refused,
 )  # fmt: skip
 
 from app import service
 from app.domain.errors import Forbidden, NotFound
+from app.domain.actors import actor_for, is_actor
 from app.domain.moves import allowed_verbs
 from app.domain.principals import person
+from app.domain.table import table
+from app.domain.task import Task
 
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
 ASSIGNEE_OWNER = {"stop_run", "resume_run", "approve_handoff", "deny_task"}
@@ -121,3 +125,33 @@ async def test_each_principal_is_offered_the_verbs_it_may_call_now(store) -> Non
         "bob/coder": {"accept_task", "hand_back"},
         "carol": set(),
     }
+
+
+def planned_task(state: str, waiting_on: str | None = None) -> Task:
+    """alice/planner's task for bob/coder, standing at (state, waiting_on)."""
+    return Task(
+        id="T1",
+        project="work",
+        state=state,
+        assignee="bob/coder",
+        packet=packet(),
+        requested_by={"kind": "agent", "agent_id": "alice/planner"},
+        route={"via": "handoff"},
+        created_at="",
+        updated_at="",
+        requester="alice/planner",
+        waiting_on=waiting_on,
+    )
+
+
+def test_every_actor_the_table_names_but_the_server_is_a_principal_check() -> None:
+    task = planned_task("routed")
+    for role in set(table().actors) - {"system"}:
+        assert isinstance(is_actor(role, CODER, task), bool), role
+
+
+def test_the_actor_of_a_verb_is_read_from_the_tables_rules_where_the_task_stands() -> None:
+    assert actor_for("hand_back", planned_task("waiting", "stopped")) == "assignee_owner"
+    assert actor_for("hand_back", planned_task("waiting", "human")) == "assignee"
+    assert actor_for("resume_run", planned_task("waiting", "human")) is None
+    assert actor_for("return_result", planned_task("verifying")) == "system"
