@@ -40,7 +40,7 @@ def _state_section(t: Table, name: str) -> list[str]:
     incoming = t.moves_to(name)
     if incoming:
         lines += ["", "Reached from: " + ", ".join(f"`{m.from_state}`" for m in incoming) + "."]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _move_line(move: Move) -> str:

@@ -22,8 +22,8 @@ from factory import (
 )  # fmt: skip
 
 from app import service
-from app.domain.errors import Forbidden, NotFound
 from app.domain.actors import actor_for, is_actor
+from app.domain.errors import Forbidden, NotFound
 from app.domain.moves import allowed_verbs
 from app.domain.principals import person
 from app.domain.table import table
@@ -75,8 +75,14 @@ async def test_a_principal_who_sees_the_task_but_is_not_the_actor_is_forbidden_a
             assert who.id in error.message
 
 
-SOME = [("routed", None, None), ("waiting", "owner_approval", None), ("waiting", "agent", "working"),
-        ("approval", None, None), ("returned", None, None), ("completed", None, None)]  # fmt: skip
+SOME = [
+    ("routed", None, None),
+    ("waiting", "owner_approval", None),
+    ("waiting", "agent", "working"),
+    ("approval", None, None),
+    ("returned", None, None),
+    ("completed", None, None),
+]
 
 
 @pytest.mark.parametrize("position", SOME, ids=position_id)

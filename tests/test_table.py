@@ -83,8 +83,13 @@ def test_the_committed_table_parses() -> None:
 def test_parse_refuses_a_final_state_with_an_exit() -> None:
     broken = raw()
     broken["moves"].append(
-        {"from": "completed", "to": "working", "verbs": ["reopen"], "actor": "requester_side",
-         "rules": [{"verb": "reopen", "actor": "requester_side"}]}
+        {
+            "from": "completed",
+            "to": "working",
+            "verbs": ["reopen"],
+            "actor": "requester_side",
+            "rules": [{"verb": "reopen", "actor": "requester_side"}],
+        }
     )
     broken["counts"]["moves"] = 36
     with pytest.raises(TableError, match="final state completed has a way out"):
@@ -283,9 +288,14 @@ def test_the_environment_names_another_table(
 ) -> None:
     extended = raw()
     extended["moves"].append(
-        {"from": "returned", "to": "accepted", "verbs": ["accept_task"], "actor": "assignee",
-         "note": "The assignee takes it back on.",
-         "rules": [{"verb": "accept_task", "actor": "assignee"}]}
+        {
+            "from": "returned",
+            "to": "accepted",
+            "verbs": ["accept_task"],
+            "actor": "assignee",
+            "note": "The assignee takes it back on.",
+            "rules": [{"verb": "accept_task", "actor": "assignee"}],
+        }
     )
     extended["counts"]["moves"] = 36
     path = tmp_path / "transitions.json"

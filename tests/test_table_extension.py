@@ -60,7 +60,7 @@ def returned_task(server: Server) -> tuple[str, dict[str, str]]:
     tokens = persons(server, "alice", "bob")
     tokens["alice/planner"] = server.register(tokens["alice"], "planner")
     tokens["bob/coder"] = server.register(tokens["bob"], "coder")
-    rule = "mutation { set_gate_rule(input: {effect: allow, requester_owner: \"alice\"}) { id } }"
+    rule = 'mutation { set_gate_rule(input: {effect: allow, requester_owner: "alice"}) { id } }'
     server.data(rule, token=tokens["bob"])
     handoff = {"project": "work", "assignee": "bob/coder", "packet": PACKET}
     task = server.data(HANDOFF, {"input": handoff}, tokens["alice/planner"])["handoff"]
