@@ -220,8 +220,8 @@ class ScheduleRow(SQLModel, table=True):
     owner: str = Field(max_length=39, index=True)
     version: int = 1
     assignee: str | None = Field(default=None, max_length=79)
-    capability: dict | None = json_column()
-    packet: dict = json_column(nullable=False)
+    capability: dict[str, Any] | None = json_column()
+    packet: dict[str, Any] = json_column(nullable=False)
     display_title: str | None = Field(default=None)
     turn_budget: int | None = None
     cron: str | None = Field(default=None, max_length=200)
