@@ -215,8 +215,8 @@ def ran(
 ) -> Schedule:
     """The schedule after one run at `at`: counted whether or not a task could be handed off.
 
-    `error` is why no task was made (the gate rejected it, no agent offers the capability);
-    a run that made a task clears the previous error."""
+    `error` says why the run handed nothing off (no agent offers the capability, the gate
+    rejected the task); a run without one clears the previous error."""
     return dataclasses.replace(
         schedule,
         runs=schedule.runs + 1,
