@@ -207,4 +207,59 @@ class ProjectMemberRow(SQLModel, table=True):
     created_at: str = Field(max_length=40)
 
 
+class ScheduleRow(SQLModel, table=True):
+    """An owner schedule. `next_run_at` is NULL while paused or when no due time is left;
+    as fixed-width UTC RFC 3339 text it sorts in time order, so `next_run_at <= now` finds
+    the due schedules through its index."""
+
+    __tablename__ = "schedules"
+    __table_args__ = (Index("ix_schedules_project", "project"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    project: str = Field(max_length=39)
+    owner: str = Field(max_length=39, index=True)
+    version: int = 1
+    assignee: str | None = Field(default=None, max_length=79)
+    capability: dict[str, Any] | None = json_column()
+    packet: dict[str, Any] = json_column(nullable=False)
+    display_title: str | None = Field(default=None)
+    turn_budget: int | None = None
+    cron: str | None = Field(default=None, max_length=200)
+    every_seconds: int | None = None
+    timezone: str = Field(max_length=64)
+    starts_at: str | None = Field(default=None, max_length=40)
+    ends_at: str | None = Field(default=None, max_length=40)
+    catch_up: str = Field(max_length=8)
+    paused: bool = False
+    next_run_at: str | None = Field(default=None, max_length=40, index=True)
+    last_run_at: str | None = Field(default=None, max_length=40)
+    last_task_id: str | None = Field(default=None, max_length=64)
+    runs: int = 0
+    last_error: str | None = None
+    created_at: str = Field(max_length=40)
+
+
+class ScheduleRunRow(SQLModel, table=True):
+    """One row per run. Its key, unique (schedule_id, due_at), makes one task per due time
+    however many processes reach it; `error` says why a run made no task."""
+
+    __tablename__ = "schedule_runs"
+
+    schedule_id: str = Field(primary_key=True, max_length=64)
+    due_at: str = Field(primary_key=True, max_length=40)
+    task_id: str | None = Field(default=None, max_length=64)
+    error: str | None = None
+    created_at: str = Field(max_length=40)
+
+
+class ErasedPrincipalRow(SQLModel, table=True):
+    """Erased persons and agents; an id here can never be registered again."""
+
+    __tablename__ = "erased_principals"
+
+    id: str = Field(primary_key=True, max_length=79)  # a handle or an agent id
+    kind: str = Field(max_length=8)  # person | agent
+    erased_at: str = Field(max_length=40)
+
+
 metadata = SQLModel.metadata
