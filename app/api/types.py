@@ -36,10 +36,10 @@ from app.domain.events import Event
 from app.domain.gate import GateRule as DomainGateRule
 from app.domain.policy import ResultRule as DomainResultRule
 from app.domain.principals import Principal as DomainPrincipal
+from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.table import Move, table
 from app.domain.task import Task as DomainTask
 from app.events.stream import task_of
-from app.storage.reads import StoredCheckpoint
 
 
 @strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
@@ -182,7 +182,7 @@ class SavedCheckpoint:
     created_at: str
 
     @classmethod
-    def from_domain(cls, saved: StoredCheckpoint) -> SavedCheckpoint:
+    def from_domain(cls, saved: DomainSavedCheckpoint) -> SavedCheckpoint:
         return cls(
             id=strawberry.ID(saved.id),
             task_id=strawberry.ID(saved.task_id),
