@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,8 +23,8 @@ from app.api.context import Context, get_context
 from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
 from app.events.hub import Hub
-from app.storage.migrate import upgrade
-from app.storage.store import Store
+from app.service import reads
+from app.service.database import Store, migrate
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
@@ -114,7 +113,7 @@ def create_app(database_url: str | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = Store(database_url)
         try:
-            await upgrade(store.engine)
+            await migrate(store)
             queue = int(os.environ.get("PRICKLE_SUBSCRIBER_QUEUE", SUBSCRIBER_QUEUE))
             hub = Hub(store, queue_size=queue)
             await hub.start()
@@ -146,8 +145,7 @@ def create_app(database_url: str | None = None) -> Starlette:
 async def healthz(request: Request) -> JSONResponse:
     """200 when the database answers."""
     try:
-        async with request.app.state.store.read() as tx:
-            await tx.conn.execute(text("SELECT 1"))
+        await reads.healthy(request.app.state.store)
     except Exception as error:  # noqa: BLE001 - a probe reports, it does not raise
         return JSONResponse(
             {"status": "unavailable", "error": type(error).__name__}, status_code=503

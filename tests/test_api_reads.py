@@ -18,6 +18,7 @@ from factory import (
 )
 
 from app import service
+from app.domain.reads import TaskFilters
 from app.domain.task import Task
 from app.service.unit import can_see
 from app.storage import reads
@@ -44,8 +45,8 @@ async def test_sql_visibility_matches_the_domain_for_every_principal_and_task(st
         for principal in EVERYONE:
             expected = {t.id for t in made if await can_see(tx, principal, t)}
             assert set(await reads.tasks_by_id(tx, principal, ids)) == expected, principal
-            assert await reads.count_tasks(tx, principal, reads.TaskFilters()) == len(expected)
-            page = await reads.task_page(tx, principal, reads.TaskFilters(), 500, None)
+            assert await reads.count_tasks(tx, principal, TaskFilters()) == len(expected)
+            page = await reads.task_page(tx, principal, TaskFilters(), 500, None)
             assert [t.id for t in page.items] == sorted(expected)
 
 
@@ -66,7 +67,7 @@ async def test_pages_follow_the_cursor_without_gaps_or_repeats(store: Store) -> 
     after = None
     async with store.read() as tx:
         while True:
-            page = await reads.task_page(tx, PLANNER, reads.TaskFilters(project="paged"), 3, after)
+            page = await reads.task_page(tx, PLANNER, TaskFilters(project="paged"), 3, after)
             seen += [t.id for t in page.items]
             if not page.has_next:
                 break
@@ -80,12 +81,12 @@ async def test_filters_narrow_the_list_and_the_count(store: Store) -> None:
     c = await drive(store, "waiting", "owner_approval")  # in project "held"
     d = await give(store, project="mix", parent_task_id=a.id)
     cases = [
-        (reads.TaskFilters(state="routed", project="mix"), {a.id, b.id, d.id}),
-        (reads.TaskFilters(assignee="bob/helper"), {b.id}),
-        (reads.TaskFilters(state="waiting"), {c.id}),
-        (reads.TaskFilters(parent_task_id=a.id), {d.id}),
-        (reads.TaskFilters(requester="alice/planner"), {a.id, b.id, c.id, d.id}),
-        (reads.TaskFilters(requester="bob/coder"), set()),
+        (TaskFilters(state="routed", project="mix"), {a.id, b.id, d.id}),
+        (TaskFilters(assignee="bob/helper"), {b.id}),
+        (TaskFilters(state="waiting"), {c.id}),
+        (TaskFilters(parent_task_id=a.id), {d.id}),
+        (TaskFilters(requester="alice/planner"), {a.id, b.id, c.id, d.id}),
+        (TaskFilters(requester="bob/coder"), set()),
     ]
     async with store.read() as tx:
         for filters, expected in cases:

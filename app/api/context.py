@@ -18,7 +18,7 @@ from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 from app.events.hub import Hub
 from app.service.auth import authenticate
-from app.storage.store import Store
+from app.service.database import Store
 
 
 @dataclass

@@ -11,12 +11,12 @@ from strawberry.dataloader import DataLoader
 
 from app.domain.events import Event
 from app.domain.principals import Principal
+from app.domain.reads import SavedCheckpoint
 from app.domain.task import JSON, Task
-from app.storage import reads
-from app.storage.reads import StoredCheckpoint
-from app.storage.store import Store, Tx
+from app.service import reads
+from app.service.database import Store
 
-Query = Callable[[Tx, Principal, Sequence[str]], Awaitable[dict[str, Any]]]
+Lookup = Callable[[Store, Principal, Sequence[str]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -24,17 +24,16 @@ class Loaders:
     tasks: DataLoader[str, Task | None]
     children: DataLoader[str, list[Task]]
     results: DataLoader[str, list[JSON]]
-    checkpoints: DataLoader[str, list[StoredCheckpoint]]
+    checkpoints: DataLoader[str, list[SavedCheckpoint]]
     events: DataLoader[str, list[Event]]
 
 
 def create_loaders(store: Store, principal: Principal, cache: bool = True) -> Loaders:
     """`cache=False` for a WebSocket connection, whose context outlives any one operation."""
 
-    def loader(query: Query, missing: Callable[[], Any]) -> DataLoader[str, Any]:
+    def loader(lookup: Lookup, missing: Callable[[], Any]) -> DataLoader[str, Any]:
         async def load(keys: list[str]) -> list[Any]:
-            async with store.read() as tx:
-                found = await query(tx, principal, list(dict.fromkeys(keys)))
+            found = await lookup(store, principal, list(dict.fromkeys(keys)))
             return [found[k] if k in found else missing() for k in keys]
 
         return DataLoader(load_fn=load, cache=cache)

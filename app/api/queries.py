@@ -15,8 +15,9 @@ from app.api.types import (
 )
 from app.domain import shapes
 from app.domain.errors import InvalidInput
+from app.domain.reads import EventFilters, TaskFilters
 from app.domain.table import table
-from app.storage import reads
+from app.service import reads
 
 DEFAULT_FIRST = 50
 MAX_FIRST = 500
@@ -63,14 +64,12 @@ class Query:
     ) -> TaskConnection:
         ctx = info.context
         viewer = await ctx.viewer()
-        filters = reads.TaskFilters(project, plain(state), assignee, requester, parent_task_id)
+        filters = TaskFilters(project, plain(state), assignee, requester, parent_task_id)
         size, cursor = page_size(first), task_id(after, "after")
-        async with ctx.store.read() as tx:
-            page = await reads.task_page(tx, viewer, filters, size, cursor)
+        page = await reads.task_page(ctx.store, viewer, filters, size, cursor)
 
         async def count() -> int:
-            async with ctx.store.read() as tx:
-                return await reads.count_tasks(tx, viewer, filters)
+            return await reads.count_tasks(ctx.store, viewer, filters)
 
         return TaskConnection.of(page.items, page.has_next, count)
 
@@ -85,14 +84,12 @@ class Query:
     ) -> TaskEventConnection:
         ctx = info.context
         viewer = await ctx.viewer()
-        filters = reads.EventFilters(task_id, project)
+        filters = EventFilters(task_id, project)
         size, cursor = page_size(first), event_cursor(after)
-        async with ctx.store.read() as tx:
-            page = await reads.event_page(tx, viewer, filters, size, cursor)
+        page = await reads.event_page(ctx.store, viewer, filters, size, cursor)
 
         async def count() -> int:
-            async with ctx.store.read() as tx:
-                return await reads.count_task_events(tx, viewer, filters)
+            return await reads.count_task_events(ctx.store, viewer, filters)
 
         return TaskEventConnection.of(page.items, page.has_next, count)
 

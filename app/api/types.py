@@ -7,6 +7,7 @@ to the type and backs its computed fields.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import strawberry
@@ -36,10 +37,32 @@ from app.domain.events import Event
 from app.domain.gate import GateRule as DomainGateRule
 from app.domain.policy import ResultRule as DomainResultRule
 from app.domain.principals import Principal as DomainPrincipal
+from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.table import Move, table
+from app.domain.task import PROTOCOL_FIELDS
 from app.domain.task import Task as DomainTask
 from app.events.stream import task_of
-from app.storage.reads import StoredCheckpoint
+
+Convert = Callable[[Any], Any]
+
+
+def _present(convert: Convert) -> Convert:
+    """`convert` for a value that is there; null for an absent (or empty) one."""
+    return lambda value: convert(value) if value else None
+
+
+# How a field of the domain task becomes the GraphQL Task's: by its converter here, or as it
+# is. The GraphQL Task has the protocol's fields and the server's `version`, and no other.
+TASK_CONVERTERS: dict[str, Convert] = {
+    "packet": partial(flat, Packet),
+    "result": _present(Result.from_domain),
+    "latest_checkpoint": _present(partial(flat, Checkpoint)),
+    "latest_checkpoint_by": _present(partial(flat, CheckpointBy)),
+    "requested_by": actor_ref,
+    "route": Route.from_domain,
+}
+TASK_FIELDS = (*PROTOCOL_FIELDS, "version")
+_FROM_DOMAIN = tuple((name, TASK_CONVERTERS.get(name)) for name in TASK_FIELDS)
 
 
 @strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
@@ -67,29 +90,11 @@ class Task:
 
     @classmethod
     def from_domain(cls, task: DomainTask) -> Task:
-        checkpoint, by, result = task.latest_checkpoint, task.latest_checkpoint_by, task.result
-        return cls(
-            id=strawberry.ID(task.id),
-            project=task.project,
-            state=task.state,
-            waiting_on=task.waiting_on,
-            requester=task.requester,
-            assignee=task.assignee,
-            packet=flat(Packet, task.packet),
-            result=Result.from_domain(result) if result else None,
-            latest_checkpoint=flat(Checkpoint, checkpoint) if checkpoint else None,
-            latest_checkpoint_by=flat(CheckpointBy, by) if by else None,
-            parent_task_id=task.parent_task_id,
-            created_at=task.created_at,
-            updated_at=task.updated_at,
-            requested_by=actor_ref(task.requested_by),
-            origin_message_id=task.origin_message_id,
-            route=Route.from_domain(task.route),
-            display_title=task.display_title,
-            turn_budget=task.turn_budget,
-            version=task.version,
-            domain=task,
-        )
+        fields = {
+            name: getattr(task, name) if convert is None else convert(getattr(task, name))
+            for name, convert in _FROM_DOMAIN
+        }
+        return cls(**fields, domain=task)
 
     @strawberry.field(description="The task object exactly, valid against task.schema.json.")
     def as_protocol(self) -> JSON:
@@ -182,7 +187,7 @@ class SavedCheckpoint:
     created_at: str
 
     @classmethod
-    def from_domain(cls, saved: StoredCheckpoint) -> SavedCheckpoint:
+    def from_domain(cls, saved: DomainSavedCheckpoint) -> SavedCheckpoint:
         return cls(
             id=strawberry.ID(saved.id),
             task_id=strawberry.ID(saved.task_id),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from app.domain.events import Event
@@ -9,12 +10,10 @@ from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.domain.task import Gate, Task
 
-_PLAIN = (
-    "id", "project", "state", "waiting_on", "requester", "assignee", "packet", "result",
-    "latest_checkpoint", "latest_checkpoint_by", "parent_task_id", "created_at", "updated_at",
-    "requested_by", "origin_message_id", "route", "display_title", "turn_budget", "version",
-    "resume_to", "wait_agent", "question", "idempotency_key",
-)  # fmt: skip
+# Each field of the domain Task is the column of the same name, but its gate, which is three
+# (gate_basis, gate_rule_id, approval_id). The row adds columns derived from the task, for
+# the read side's filters and visibility, and the task's creator.
+_PLAIN = tuple(f.name for f in dataclasses.fields(Task) if f.name != "gate")
 
 
 def task_from_row(row: Any) -> Task:

@@ -1,4 +1,5 @@
-"""Read-side queries for the API: lists with filters, pages by id, and batch lookups.
+"""The read side's SQL: lists with filters, pages by id, batch lookups (app.service.reads
+runs each in a read transaction of its own).
 
 Every query here applies visibility in SQL, matching `app.domain.actors.sees` plus
 project membership: a person P sees a task when P owns (or is) its requester or assignee,
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -28,45 +28,15 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    text,
 )
 
 from app.domain.events import Event
 from app.domain.principals import Principal
+from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import mapping
 from app.storage.store import Tx, checkpoints, events, members, results, tasks
-
-
-@dataclass(frozen=True)
-class TaskFilters:
-    project: str | None = None
-    state: str | None = None
-    assignee: str | None = None
-    requester: str | None = None
-    parent_task_id: str | None = None
-
-
-@dataclass(frozen=True)
-class EventFilters:
-    task_id: str | None = None
-    project: str | None = None
-
-
-@dataclass(frozen=True)
-class Page:
-    items: list[Any]
-    has_next: bool
-
-
-@dataclass(frozen=True)
-class StoredCheckpoint:
-    id: str
-    task_id: str
-    body: JSON
-    sha256: str
-    agent: str
-    handed_back: bool
-    created_at: str
 
 
 def visible(principal: Principal) -> ColumnElement[bool]:
@@ -109,7 +79,7 @@ def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
 
 async def task_page(
     tx: Tx, principal: Principal, filters: TaskFilters, first: int, after: str | None
-) -> Page:
+) -> Page[Task]:
     """Visible tasks matching the filters, by id (creation order), after the cursor."""
     stmt = select(tasks).where(visible(principal), *_task_filters(filters))
     if after is not None:
@@ -165,8 +135,8 @@ async def results_of(
 
 async def checkpoints_of(
     tx: Tx, principal: Principal, task_ids: Sequence[str]
-) -> dict[str, list[StoredCheckpoint]]:
-    found: dict[str, list[StoredCheckpoint]] = defaultdict(list)
+) -> dict[str, list[SavedCheckpoint]]:
+    found: dict[str, list[SavedCheckpoint]] = defaultdict(list)
     if task_ids:
         stmt = (
             select(checkpoints)
@@ -175,7 +145,7 @@ async def checkpoints_of(
             .order_by(checkpoints.c.task_id, checkpoints.c.id)
         )
         for row in await tx._rows(stmt):
-            found[row.task_id].append(StoredCheckpoint(**row._mapping))
+            found[row.task_id].append(SavedCheckpoint(**row._mapping))
     return found
 
 
@@ -206,7 +176,7 @@ def _event_filters(principal: Principal, filters: EventFilters) -> list[ColumnEl
 
 async def event_page(
     tx: Tx, principal: Principal, filters: EventFilters, first: int, after: int | None
-) -> Page:
+) -> Page[Event]:
     """The history of visible tasks, oldest first, after the event cursor."""
     stmt = _events().where(*_event_filters(principal, filters))
     if after is not None:
@@ -222,3 +192,8 @@ async def count_task_events(tx: Tx, principal: Principal, filters: EventFilters)
         .where(*_event_filters(principal, filters))
     )
     return (await tx.conn.execute(stmt)).scalar_one()
+
+
+async def ping(tx: Tx) -> None:
+    """A statement the database answers without reading any table."""
+    await tx.conn.execute(text("SELECT 1"))

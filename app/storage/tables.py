@@ -16,6 +16,9 @@ def json_column(nullable: bool = True) -> Any:
 
 
 class TaskRow(SQLModel, table=True):
+    """A column per field of the domain Task, by its name (tests/test_task_fields.py keeps them
+    together), its gate in three, and columns derived for the read side's filters."""
+
     __tablename__ = "tasks"
     __table_args__ = (
         UniqueConstraint("created_by", "idempotency_key", name="uq_tasks_idempotency"),
