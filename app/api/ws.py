@@ -25,6 +25,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
+from app.api import errors
 from app.api.context import Context
 from app.api.delivery import running
 from app.domain.errors import Unauthenticated
@@ -35,17 +36,16 @@ async def authenticate_connection(context: Context) -> None:
     try:
         await context.viewer()
     except Unauthenticated as error:
-        raise ConnectionRejectionError(
-            {"message": error.message, "extensions": {"code": "unauthenticated"}}
-        ) from None
+        raise ConnectionRejectionError(errors.as_graphql(error)) from None
 
 
-def limit_error(limit: int) -> dict[str, Any]:
-    return {
-        "message": f"at most {limit} subscriptions per connection: complete one first, "
-        "or open another connection",
-        "extensions": {"code": "rate_limited"},
-    }
+def limit_error(limit: int) -> dict[str, object]:
+    return errors.as_graphql(
+        errors.RateLimited(
+            f"at most {limit} subscriptions per connection: complete one first, "
+            "or open another connection"
+        )
+    )
 
 
 class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-arg]
