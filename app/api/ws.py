@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
@@ -79,6 +80,13 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-ar
     async def send_message(self, message: Any) -> None:
         self._last_sent = asyncio.get_running_loop().time()
         await super().send_message(message)
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        """An operation that answers after its client closed the connection has nobody to
+        tell: not a fault to log with a traceback."""
+        if isinstance(error, ClosedWebSocket | WebSocketDisconnected):
+            return
+        await super().handle_task_exception(error)
 
     async def shutdown(self) -> None:
         if self._pinger is not None:
