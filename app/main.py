@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from cross_web import HTTPException
@@ -82,7 +82,7 @@ class GraphQLApp(GraphQL):
         """Strawberry's answer; a request it refuses gets a GraphQL error (invalid_input)
         instead of plain text, with Strawberry's status."""
         try:
-            return cast(Response, await self.run(request))
+            return await self.run(request)
         except HTTPException as refusal:
             body = errors.response_body(InvalidInput(refusal.reason))
             return JSONResponse(body, status_code=refusal.status_code)
