@@ -16,7 +16,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args) or 0
     except ProtocolError as error:
-        print(f"prickle: {error.code}: {error.message}", file=sys.stderr)
+        from app.api import errors
+
+        print(f"prickle: {errors.code(error)}: {errors.message(error)}", file=sys.stderr)
         return 2
 
 

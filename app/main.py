@@ -10,18 +10,21 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
+from cross_web import HTTPException
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import board, debug
+from app.api import errors
 from app.api.context import Context, get_context
 from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
+from app.domain.errors import InvalidInput
 from app.events.hub import Hub
 from app.service import reads
 from app.service.database import Store, migrate
@@ -45,6 +48,18 @@ class GraphQLApp(GraphQL):
         so that WebSocket messages go as text frames."""
         return orjson.dumps(data).decode()
 
+    def decode_json(self, data: str | bytes) -> object:
+        """orjson, which also refuses what the server cannot hold: bytes that are not UTF-8,
+        lone surrogates, NaN and numbers beyond a double, nesting deeper than 1024 (the
+        standard library recursed until it crashed)."""
+        return orjson.loads(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        parsed = super().parse_json(data)
+        if not isinstance(parsed, dict | list):  # a list is a batch, refused by Strawberry
+            raise HTTPException(400, "expected a JSON object")
+        return parsed
+
     async def on_ws_connect(self, context: Context) -> UnsetType:  # type: ignore[override]
         await authenticate_connection(context)
         return UNSET  # a plain connection_ack, with no payload
@@ -57,15 +72,24 @@ class GraphQLApp(GraphQL):
             if declared is False or receive is None:
                 await _too_large()(scope, _nothing, send)
                 return
+            response = await self._answer(Request(scope, receive))
+            await response(scope, receive, send)
+            return
         await super().__call__(scope, receive, send)
+
+    async def _answer(self, request: Request) -> Response:
+        """Strawberry's answer; a request it refuses gets a GraphQL error (invalid_input)
+        instead of plain text, with Strawberry's status."""
+        try:
+            return await self.run(request)
+        except HTTPException as refusal:
+            body = errors.response_body(InvalidInput(refusal.reason))
+            return JSONResponse(body, status_code=refusal.status_code)
 
 
 def _too_large() -> JSONResponse:
-    message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
-    body = {
-        "data": None,
-        "errors": [{"message": message, "extensions": {"code": "query_too_complex"}}],
-    }
+    refusal = errors.QueryTooComplex(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    body = errors.response_body(refusal)
     return JSONResponse(body, status_code=413, headers={"connection": "close"})
 
 

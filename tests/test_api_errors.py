@@ -14,7 +14,12 @@ from factory import (
 from server import in_process
 
 from app import service
+from app.api import errors
+from app.domain import errors as domain_errors
+from app.domain.errors import InvalidState, NotFound, PrickleError, ProtocolError
+from app.events.hub import FellBehind
 from app.storage.store import Store
+from graphql import GraphQLError
 
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { id } }"
 
@@ -77,3 +82,55 @@ async def test_an_agent_administering_answers_forbidden(store: Store) -> None:
     async with in_process(store.url, await service.create_token(store, PLANNER)) as (_app, http):
         body = (await http.post("/graphql", json={"query": query})).json()
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
+
+
+def test_the_tree_has_one_root_and_the_domain_keeps_no_api_codes() -> None:
+    assert issubclass(ProtocolError, PrickleError) and issubclass(FellBehind, PrickleError)
+    assert issubclass(errors.RateLimited, ProtocolError)
+    assert issubclass(errors.QueryTooComplex, ProtocolError)
+    assert not hasattr(domain_errors, "RateLimited")
+    assert not hasattr(domain_errors, "QueryTooComplex")
+    assert not hasattr(ProtocolError("x"), "extensions")
+
+
+EXTENSIONS: list[tuple[BaseException, dict[str, object]]] = [
+    (
+        InvalidState("accept_task", "waiting", "owner_approval"),
+        {"code": "invalid_state", "state": "waiting", "waiting_on": "owner_approval"},
+    ),
+    (
+        InvalidState("start_task", "requested"),
+        {"code": "invalid_state", "state": "requested", "waiting_on": None},
+    ),
+    (NotFound("no task T"), {"code": "not_found"}),
+    (errors.QueryTooComplex("too deep"), {"code": "query_too_complex"}),
+    (errors.RateLimited("at most 20"), {"code": "rate_limited"}),
+    (errors.RateLimited("later", retry_after=2.5), {"code": "rate_limited", "retry_after": 2.5}),
+    (FellBehind(41), {"code": "rate_limited", "after": "41"}),
+    (FellBehind(), {"code": "rate_limited"}),
+    (RuntimeError("the disk is on fire"), {"code": "internal"}),
+]
+
+
+@pytest.mark.parametrize("error, extensions", EXTENSIONS)
+def test_each_error_has_its_extensions(error: BaseException, extensions: dict[str, object]) -> None:
+    assert errors.extensions(error) == extensions
+    assert errors.as_graphql(error)["extensions"] == extensions
+
+
+def test_a_fault_is_never_described_to_a_client() -> None:
+    fault = RuntimeError("the disk is on fire at /var/secret")
+    assert errors.response_body(fault) == {
+        "data": None,
+        "errors": [{"message": "internal error", "extensions": {"code": "internal"}}],
+    }
+    assert errors.message(NotFound("no task T")) == "no task T"
+
+
+def test_graphql_cores_own_refusal_during_execution_is_invalid_input() -> None:
+    """An explicit null for a non-null argument with a default fails while the field runs."""
+    refusal = GraphQLError("Argument 'first' has invalid value: Expected variable ...")
+    located = GraphQLError(refusal.message, path=["tasks"], original_error=refusal)
+    errors.shape(located)
+    assert located.extensions == {"code": "invalid_input"}
+    assert located.message.startswith("Argument 'first' has invalid value")

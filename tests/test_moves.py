@@ -26,6 +26,7 @@ from factory import (
 )  # fmt: skip
 
 from app import service
+from app.api.errors import extensions
 from app.domain.errors import InvalidState
 from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
@@ -246,7 +247,7 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
         error = await refused(store, task.id, InvalidState, verb, RIGHT_ACTOR[verb])
         assert error.code == "invalid_state"
         assert (error.verb, error.state, error.waiting_on) == (verb, state, waiting_on)
-        assert error.extensions == {
+        assert extensions(error) == {
             "code": "invalid_state",
             "state": state,
             "waiting_on": waiting_on,

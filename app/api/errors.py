@@ -1,13 +1,20 @@
-"""Errors to GraphQL errors, in one place: every error carries `extensions.code`.
+"""Errors to GraphQL errors, in one place: every error a client sees carries `extensions.code`.
 
-- a ProtocolError keeps its message; its code (and, for invalid_state, the state) goes
-  into `extensions`;
+- a ProtocolError keeps its message; its code (and, for invalid_state, the state and
+  waiting_on) goes into `extensions`;
+- the API's own refusals, RateLimited and QueryTooComplex (defined here), likewise;
 - a query refused by the depth, token or alias limits: `query_too_complex`;
-- any other error in the request itself (syntax, validation, variables): `invalid_input`;
+- any other error in the request itself (its body, syntax, validation, variables, an
+  argument graphql-core refuses): `invalid_input`;
+- text the database cannot hold (PostgreSQL refuses U+0000): `invalid_input`;
 - a subscriber that fell too far behind: `rate_limited`, with `after`: the cursor to
   resume from;
 - anything else is a fault: logged here with its traceback, answered as
   "internal error" with code `internal` and nothing more.
+
+`shape` gives a GraphQL error its code in place; `as_graphql` and `response_body` build
+the error (and the whole response) for answers that do not come from executing a query:
+a refused HTTP request, a refused WebSocket connection, the subscription cap.
 """
 
 from __future__ import annotations
@@ -15,11 +22,13 @@ from __future__ import annotations
 import logging
 import re
 
-from app.domain.errors import ProtocolError
+from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
 from graphql import GraphQLError
 
 log = logging.getLogger("app.api")
+
+INTERNAL = "internal"
 
 # The messages of Strawberry's QueryDepthLimiter and MaxAliasesLimiter, and of the
 # parser's token limit (MaxTokensLimiter); tests/test_api_limits.py keeps them honest.
@@ -27,26 +36,96 @@ _TOO_COMPLEX = re.compile(
     r"exceeds maximum operation depth|aliases found\. Allowed|contains more than \d+ tokens"
 )
 _REQUEST_FAULTS = (GraphQLError, ValueError, TypeError)
+# PostgreSQL's "character not in repertoire" (a NUL in text) and "untranslatable
+# character" (a \u0000 in jsonb): the value, not the server, is at fault.
+_UNHOLDABLE = frozenset({"22021", "22P05"})
+
+
+class RateLimited(ProtocolError):
+    """Too much at once, e.g. one more subscription than a connection may hold."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class QueryTooComplex(ProtocolError):
+    """A request over the size, depth, alias or token limits."""
+
+    code = "query_too_complex"
+
+
+def extensions(error: BaseException) -> dict[str, object]:
+    """The GraphQL `extensions` that answer `error`."""
+    if isinstance(error, InvalidState):
+        return {"code": error.code, "state": error.state, "waiting_on": error.waiting_on}
+    if isinstance(error, RateLimited) and error.retry_after is not None:
+        return {"code": error.code, "retry_after": error.retry_after}
+    if isinstance(error, ProtocolError):
+        return {"code": error.code}
+    if isinstance(error, FellBehind):
+        found: dict[str, object] = {"code": RateLimited.code}
+        if error.after is not None:
+            found["after"] = str(error.after)
+        return found
+    return {"code": INTERNAL}
+
+
+def code(error: BaseException) -> str:
+    return str(extensions(error)["code"])
+
+
+def message(error: BaseException) -> str:
+    """What a client is told: a refusal's own message; never a fault's."""
+    if isinstance(error, ProtocolError):
+        return error.message
+    if isinstance(error, FellBehind):
+        return str(error)
+    return "internal error"
+
+
+def as_graphql(error: BaseException) -> dict[str, object]:
+    """`error` as one entry of a GraphQL response's `errors`."""
+    return {"message": message(error), "extensions": extensions(error)}
+
+
+def response_body(error: BaseException) -> dict[str, object]:
+    """A whole GraphQL response refusing the request with `error`."""
+    return {"data": None, "errors": [as_graphql(error)]}
 
 
 def shape(error: GraphQLError) -> None:
     """Give the error its code, in place; idempotent."""
     if error.extensions and "code" in error.extensions:
         return
-    original = error.original_error
-    if isinstance(original, ProtocolError):
-        error.message = original.message
-        error.extensions = dict(original.extensions)
-    elif isinstance(original, FellBehind):
-        error.message = str(original)
-        error.extensions = {"code": "rate_limited"}
-        if original.after is not None:
-            error.extensions["after"] = str(original.after)
-    elif error.path is None and (original is None or isinstance(original, _REQUEST_FAULTS)):
-        code = "query_too_complex" if _TOO_COMPLEX.search(error.message) else "invalid_input"
-        error.extensions = {"code": code}
-    else:
+    original = _client_error(error)
+    if original is None:
         _internal(error)
+        return
+    error.message = message(original)
+    error.extensions = extensions(original)
+
+
+def _client_error(error: GraphQLError) -> BaseException | None:
+    """The refusal `error` stands for, or None when it is a fault."""
+    original = error.original_error
+    if isinstance(original, (ProtocolError, FellBehind)):
+        return original
+    if isinstance(original, GraphQLError) or (
+        error.path is None and (original is None or isinstance(original, _REQUEST_FAULTS))
+    ):
+        # graphql-core's own refusals: of the document, the variables, or (during
+        # execution, with a path) an argument, e.g. an explicit null for a non-null one
+        return _request_refusal(error.message)
+    if getattr(getattr(original, "orig", None), "sqlstate", None) in _UNHOLDABLE:
+        return InvalidInput("a text value the database cannot hold (it contains U+0000)")
+    return None
+
+
+def _request_refusal(text: str) -> ProtocolError:
+    return QueryTooComplex(text) if _TOO_COMPLEX.search(text) else InvalidInput(text)
 
 
 def _internal(error: GraphQLError) -> None:
@@ -58,5 +137,5 @@ def _internal(error: GraphQLError) -> None:
         exc_info=(type(original), original, original.__traceback__),
     )
     error.message = "internal error"
-    error.extensions = {"code": "internal"}
+    error.extensions = {"code": INTERNAL}
     error.original_error = None

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
@@ -25,6 +26,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
+from app.api import errors
 from app.api.context import Context
 from app.api.delivery import running
 from app.domain.errors import Unauthenticated
@@ -35,17 +37,16 @@ async def authenticate_connection(context: Context) -> None:
     try:
         await context.viewer()
     except Unauthenticated as error:
-        raise ConnectionRejectionError(
-            {"message": error.message, "extensions": {"code": "unauthenticated"}}
-        ) from None
+        raise ConnectionRejectionError(errors.as_graphql(error)) from None
 
 
-def limit_error(limit: int) -> dict[str, Any]:
-    return {
-        "message": f"at most {limit} subscriptions per connection: complete one first, "
-        "or open another connection",
-        "extensions": {"code": "rate_limited"},
-    }
+def limit_error(limit: int) -> dict[str, object]:
+    return errors.as_graphql(
+        errors.RateLimited(
+            f"at most {limit} subscriptions per connection: complete one first, "
+            "or open another connection"
+        )
+    )
 
 
 class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-arg]
@@ -79,6 +80,13 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-ar
     async def send_message(self, message: Any) -> None:
         self._last_sent = asyncio.get_running_loop().time()
         await super().send_message(message)
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        """An operation that answers after its client closed the connection has nobody to
+        tell: not a fault to log with a traceback."""
+        if isinstance(error, ClosedWebSocket | WebSocketDisconnected):
+            return
+        await super().handle_task_exception(error)
 
     async def shutdown(self) -> None:
         if self._pinger is not None:

@@ -1,19 +1,23 @@
-"""The server's errors; each protocol error has the code the API reports as ``extensions.code``.
+"""The server's errors: one tree, under PrickleError.
 
     PrickleError
-    ├── TableError            (the transition table breaks an invariant; app.domain.table)
-    └── ProtocolError
-        ├── InvalidState      (invalid_state; carries verb and the current state)
-        ├── Forbidden         (forbidden)
-        ├── NotFound          (not_found)
-        ├── InvalidInput      (invalid_input)
-        ├── Unauthenticated   (unauthenticated)
-        ├── Conflict          (conflict)
-        ├── TurnBudgetExhausted (turn_budget_exhausted)
-        ├── RateLimited       (rate_limited)
-        └── QueryTooComplex   (query_too_complex)
+    ├── ProtocolError             a refused call; `code` names the refusal
+    │   ├── InvalidState          invalid_state; carries verb, state and waiting_on
+    │   ├── Forbidden             forbidden
+    │   ├── NotFound              not_found
+    │   ├── InvalidInput          invalid_input
+    │   ├── Unauthenticated       unauthenticated
+    │   ├── Conflict              conflict
+    │   ├── TurnBudgetExhausted   turn_budget_exhausted
+    │   ├── RateLimited           rate_limited        (the API's own: app/api/errors.py)
+    │   └── QueryTooComplex       query_too_complex   (the API's own: app/api/errors.py)
+    ├── TableError                a transition table that breaks an invariant (app/domain/table.py)
+    └── FellBehind                a subscriber whose queue overflowed; carries the cursor
+                                  `after` to resume from (app/events/hub.py)
 
-A refused call changes nothing: every error is raised before the transaction commits.
+A refused call changes nothing: every ProtocolError is raised before the transaction
+commits. How an error reaches a client (its GraphQL `extensions`, the HTTP answer) is
+decided in one place, app/api/errors.py.
 """
 
 from __future__ import annotations
@@ -30,10 +34,6 @@ class ProtocolError(PrickleError):
         super().__init__(message)
         self.message = message
 
-    @property
-    def extensions(self) -> dict[str, object]:
-        return {"code": self.code}
-
 
 class InvalidState(ProtocolError):
     code = "invalid_state"
@@ -44,10 +44,6 @@ class InvalidState(ProtocolError):
         self.verb = verb
         self.state = state
         self.waiting_on = waiting_on
-
-    @property
-    def extensions(self) -> dict[str, object]:
-        return {"code": self.code, "state": self.state, "waiting_on": self.waiting_on}
 
 
 class Forbidden(ProtocolError):
@@ -72,11 +68,3 @@ class Conflict(ProtocolError):
 
 class TurnBudgetExhausted(ProtocolError):
     code = "turn_budget_exhausted"
-
-
-class RateLimited(ProtocolError):
-    code = "rate_limited"
-
-
-class QueryTooComplex(ProtocolError):
-    code = "query_too_complex"

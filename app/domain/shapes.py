@@ -55,7 +55,22 @@ def check(name: str, value: Any, label: str | None = None) -> Any:
         where = ".".join(str(p) for p in error.absolute_path)
         path = f"{label or name}{'.' + where if where else ''}"
         raise InvalidInput(f"{path}: {_short(error.message)}")
+    _refuse_nul(value, label or name)
     return value
+
+
+def _refuse_nul(value: Any, path: str) -> None:
+    """PostgreSQL holds no U+0000 in text or jsonb: refused here, so on every backend alike."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidInput(f"{path}: must not contain U+0000")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_nul(key, path)
+            _refuse_nul(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_nul(item, f"{path}.{index}")
 
 
 def _short(message: str) -> str:

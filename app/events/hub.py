@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.domain.errors import PrickleError
 from app.domain.events import Event
 from app.storage.store import NOTIFY_CHANNEL, Store
 
@@ -23,7 +24,7 @@ LISTEN_CHECK_SECONDS = 5.0  # how often an idle LISTEN connection is asked SELEC
 LISTEN_RETRY_SECONDS = (0.5, 10.0)  # reconnect delay: first, and the most it backs off to
 
 
-class FellBehind(Exception):
+class FellBehind(PrickleError):
     """The subscriber's queue filled up; it resumes from its last cursor (`after`)."""
 
     def __init__(self, after: int | None = None) -> None:
