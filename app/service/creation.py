@@ -88,7 +88,7 @@ async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: 
             display_title=inp.display_title, turn_budget=inp.turn_budget,
             idempotency_key=inp.idempotency_key,
         )  # fmt: skip
-        recorded.record(task, "created", verb, None, actor)
+        recorded.record(task, "created", verb, None)
         await _pass_gate(tx, task, verb, recorded)
         await _found_project(tx, task.project, actor, recorded.at)
         await tx.insert_task(task, created_by=actor.id)

@@ -162,7 +162,7 @@ async def save_checkpoint(
                 raise TurnBudgetExhausted(f"task {task.id} has no turns left for checkpoints")
             task.turn_budget -= 1
         await _keep_checkpoint(tx, task, body, recorded, handed_back=False)
-        recorded.record(task, "checkpointed", "save_checkpoint", task.state, actor)
+        recorded.record(task, "checkpointed", "save_checkpoint", task.state)
 
     return await run_verb(store, actor, task_id, "save_checkpoint", expected_version, act)
 

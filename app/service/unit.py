@@ -40,7 +40,8 @@ def check_version(task: Task, expected_version: int | None) -> None:
 
 
 class Moves:
-    """The events one command records, possibly across tasks (a subtask's end resumes its parent)."""
+    """The events of one command, possibly across tasks (a subtask's end resumes its parent):
+    the domain makes each move; this keeps the command's time, actor and events."""
 
     def __init__(self, actor: Principal | None) -> None:
         self.actor = actor
@@ -48,29 +49,27 @@ class Moves:
         self.events: list[Event] = []
 
     def move(
-        self, task: Task, verb: str, to_state: str, *, by_system: bool = False,
-        waiting_on: str | None = None, kind: str = "moved", note: str | None = None,
-    ) -> Event:  # fmt: skip
-        moves.move_to(task, verb, to_state)
-        from_state = task.state
-        task.state = to_state
-        task.waiting_on = waiting_on if to_state == "waiting" else None
-        if to_state != "waiting":
-            task.resume_to = task.wait_agent = task.question = None
-        return self.record(task, kind, verb, from_state, None if by_system else self.actor, note)
+        self,
+        task: Task,
+        verb: str,
+        to_state: str,
+        *,
+        by_system: bool = False,
+        waiting_on: str | None = None,
+        kind: str = "moved",
+        note: str | None = None,
+    ) -> Event:
+        actor = None if by_system or self.actor is None else self.actor.id
+        event = task.apply(
+            verb, to_state, actor=actor, at=self.at, waiting_on=waiting_on, kind=kind, note=note
+        )
+        self.events.append(event)
+        return event
 
-    def record(
-        self, task: Task, kind: str, verb: str, from_state: str | None,
-        actor: Principal | None, note: str | None = None,
-    ) -> Event:  # fmt: skip
-        task.updated_at = self.at
-        task.version += 1
-        event = Event(
-            kind=kind, task_id=task.id, project=task.project, from_state=from_state,
-            to_state=task.state, waiting_on=task.waiting_on, verb=verb,
-            actor=actor.id if actor else None, at=self.at, version=task.version,
-            task=task.to_protocol(), note=note, wait_agent=task.wait_agent,
-        )  # fmt: skip
+    def record(self, task: Task, kind: str, verb: str, from_state: str | None) -> Event:
+        """An event that is no move (created, checkpointed), by the command's actor."""
+        actor = self.actor.id if self.actor else None
+        event = task.record(kind, verb, from_state, actor, self.at)
         self.events.append(event)
         return event
 
