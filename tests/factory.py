@@ -277,11 +277,11 @@ def _steps(
 async def _plant(store: Store, state: str, fields: dict[str, Any]) -> Task:
     task = await drive(store, "routed" if state == "requested" else "working", **fields)
     async with store.write() as tx:
-        task = await tx.get_task(task.id)
+        task = await tx.tasks.get(task.id)
         assert task is not None
         old = task.version
         task.state = state
-        await tx.update_task(task, old)
+        await tx.tasks.update(task, old)
     return task
 
 
@@ -290,14 +290,14 @@ async def _plant(store: Store, state: str, fields: dict[str, Any]) -> Task:
 
 async def load(store: Store, task_id: str) -> Task:
     async with store.read() as tx:
-        task = await tx.get_task(task_id)
+        task = await tx.tasks.get(task_id)
     assert task is not None
     return task
 
 
 async def events_of(store: Store, task_id: str) -> list[Event]:
     async with store.read() as tx:
-        return await tx.events_after(0, 10_000, task_id=task_id)
+        return await tx.events.after(0, 10_000, task_id=task_id)
 
 
 async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
@@ -306,12 +306,12 @@ async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
         if task_id is None:
             return {
                 "tasks": len(await tx._rows(select(tasks.c.id))),
-                "events": len(await tx.events_after(0, 100_000)),
+                "events": len(await tx.events.after(0, 100_000)),
             }
         row = await tx._one(select(tasks).where(tasks.c.id == task_id))
         return {
             "task": dict(row._mapping),
-            "events": [e.__dict__ for e in await tx.events_after(0, 10_000, task_id=task_id)],
+            "events": [e.__dict__ for e in await tx.events.after(0, 10_000, task_id=task_id)],
             "results": _rows(await tx._rows(select(results).where(results.c.task_id == task_id))),
             "checkpoints": _rows(
                 await tx._rows(select(checkpoints).where(checkpoints.c.task_id == task_id))

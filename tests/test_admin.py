@@ -63,7 +63,7 @@ async def test_registering_an_agent_again_replaces_its_capabilities(store) -> No
     await service.register_agent(store, BOB, "coder", [{"kind": "repo", "name": "a"}])
     await service.register_agent(store, BOB, "coder", [{"kind": "mcp", "name": "b"}])
     async with store.read() as tx:
-        assert await tx.capabilities_of("bob/coder") == [("mcp", "b")]
+        assert await tx.principals.capabilities_of("bob/coder") == [("mcp", "b")]
 
 
 async def test_adding_a_member_to_an_unknown_project_is_not_found(store) -> None:

@@ -49,7 +49,7 @@ async def _handoff(store: Store) -> int:
     inp = HandoffInput(project="demo", assignee="alice/writer", packet=dict(PACKET))
     await service.handoff(store, ALICE, inp)
     async with store.read() as tx:
-        return await tx.last_seq_committed()
+        return await tx.events.last_seq()
 
 
 async def _until_head(hub: Hub, seq: int, timeout: float) -> float:

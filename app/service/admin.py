@@ -44,8 +44,8 @@ async def register_agent(
     offered = [(c["kind"], c["name"]) for c in (shapes.check("capability", c) for c in capabilities or [])]
     at = rfc3339(now())
     async with store.write() as tx:
-        await tx.ensure_agent(agent_id, owner, at)
-        await tx.set_capabilities(agent_id, offered)
+        await tx.principals.ensure_agent(agent_id, owner, at)
+        await tx.principals.set_capabilities(agent_id, offered)
         token = await issue(tx, agent(agent_id), at)
     return Registration(agent_id, token)
 
@@ -55,9 +55,9 @@ async def create_token(store: Store, principal: Principal) -> str:
     at = rfc3339(now())
     async with store.write() as tx:
         if principal.is_person:
-            await tx.ensure_person(principal.id, at)
+            await tx.principals.ensure_person(principal.id, at)
         else:
-            await tx.ensure_agent(principal.id, owner_of(principal.id), at)
+            await tx.principals.ensure_agent(principal.id, owner_of(principal.id), at)
         return await issue(tx, principal, at)
 
 
@@ -79,14 +79,14 @@ async def set_gate_rule(store: Store, actor: Principal, fields: dict) -> GateRul
         capability_kind=fields.get("capability_kind"), created_at=rfc3339(now()),
     )  # fmt: skip
     async with store.write() as tx:
-        await tx.insert_gate_rule(rule)
+        await tx.gate_rules.insert(rule)
     return rule
 
 
 async def delete_gate_rule(store: Store, actor: Principal, rule_id: str) -> bool:
     owner = _owner(actor)
     async with store.write() as tx:
-        if not await tx.delete_gate_rule(rule_id, owner):
+        if not await tx.gate_rules.delete(rule_id, owner):
             raise NotFound(f"no gate rule {rule_id}")
     return True
 
@@ -102,14 +102,14 @@ async def set_result_rule(store: Store, actor: Principal, fields: dict) -> Resul
         created_at=rfc3339(now()),
     )  # fmt: skip
     async with store.write() as tx:
-        await tx.insert_result_rule(rule)
+        await tx.result_rules.insert(rule)
     return rule
 
 
 async def delete_result_rule(store: Store, actor: Principal, rule_id: str) -> bool:
     owner = _owner(actor)
     async with store.write() as tx:
-        if not await tx.delete_result_rule(rule_id, owner):
+        if not await tx.result_rules.delete(rule_id, owner):
             raise NotFound(f"no result rule {rule_id}")
     return True
 
@@ -132,12 +132,12 @@ async def add_project_member(store: Store, actor: Principal, project: str, handl
     check_handle(handle)
     at = rfc3339(now())
     async with store.write() as tx:
-        if not await tx.project_exists(project):
+        if not await tx.projects.exists(project):
             raise NotFound(f"no project {project}")
-        if not actor.is_person or await tx.member_role(project, actor.id) != "admin":
+        if not actor.is_person or await tx.projects.role(project, actor.id) != "admin":
             raise Forbidden(f"only the administrators of {project} add members")
-        if not await tx.person_exists(handle):
+        if not await tx.principals.person_exists(handle):
             raise NotFound(f"no person {handle}")
-        await tx.add_member(project, handle, "member", at)
+        await tx.projects.add_member(project, handle, "member", at)
     return True
 

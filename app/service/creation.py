@@ -58,7 +58,7 @@ async def _create(store: Store, actor: Principal, inp: HandoffInput, verb: str) 
     except Conflict:
         # A concurrent call with the same idempotency key committed first: return its task.
         async with store.read() as tx:
-            first = await tx.find_idempotent(actor.id, inp.idempotency_key or "")
+            first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key or "")
         if first is None:
             raise
         return first
@@ -67,7 +67,7 @@ async def _create(store: Store, actor: Principal, inp: HandoffInput, verb: str) 
 async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: str) -> Task:
     async with store.write() as tx:
         if inp.idempotency_key is not None:
-            first = await tx.find_idempotent(actor.id, inp.idempotency_key)
+            first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key)
             if first is not None:
                 return first
         if verb == "handoff":
@@ -91,9 +91,9 @@ async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: 
         recorded.record(task, "created", verb, None)
         await _pass_gate(tx, task, verb, recorded)
         await _found_project(tx, task.project, actor, recorded.at)
-        await tx.insert_task(task, created_by=actor.id)
+        await tx.tasks.insert(task, created_by=actor.id)
         await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
-        await tx.append_events(recorded.events)
+        await tx.events.append(recorded.events)
     return task
 
 
@@ -132,13 +132,13 @@ async def _pass_gate(
         deliverable_type=task.packet["deliverable_type"],
         capability_kind=(task.route.get("capability") or {}).get("kind"),
     )
-    decision = gate.decide(request, await tx.gate_rules(task.assignee_owner))
+    decision = gate.decide(request, await tx.gate_rules.of(task.assignee_owner))
     task.gate = Gate(basis=decision.basis, rule_id=decision.rule_id)
     waiting_on = None
     if decision.outcome == "held":
         task.gate.approval_id = new_id()
         waiting_on = "owner_approval"
-        await tx.insert_approval(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
+        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
     recorded.move(
         task, verb, decision.to_state, by_system=by_system, waiting_on=waiting_on,
         note=decision.reason,
@@ -146,14 +146,14 @@ async def _pass_gate(
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
-    if not await tx.agent_exists(agent_id):
+    if not await tx.principals.agent_exists(agent_id):
         raise NotFound(f"no agent {agent_id}")
     return agent_id
 
 
 async def _offering_agent(tx: Tx, actor: Principal, capability: JSON) -> str:
     """An agent offering the capability; the caller's own owner's agents first."""
-    offering = await tx.agents_offering(capability["kind"], capability["name"])
+    offering = await tx.principals.agents_offering(capability["kind"], capability["name"])
     if not offering:
         raise NotFound(f"no agent offers {capability['kind']} {capability['name']!r}")
     own = [a for a in offering if owner_of(a) == actor.owner]
@@ -162,6 +162,6 @@ async def _offering_agent(tx: Tx, actor: Principal, capability: JSON) -> str:
 
 async def _found_project(tx: Tx, project: str, actor: Principal, at: str) -> None:
     """The first task handed into a project founds it; the creator's owner administers it."""
-    if not await tx.project_exists(project):
-        await tx.ensure_person(actor.owner, at)
-        await tx.add_member(project, actor.owner, "admin", at)
+    if not await tx.projects.exists(project):
+        await tx.principals.ensure_person(actor.owner, at)
+        await tx.projects.add_member(project, actor.owner, "admin", at)

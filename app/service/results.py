@@ -66,7 +66,7 @@ async def return_result(
         recorded.move(task, "return_result", "verifying", kind="result")
         previous = task.result
         body = await _result_body(tx, task, result, recorded, previous)
-        rule = policy.pick(await tx.result_rules(task.requester_owner), task)
+        rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
         verdict = policy.judge(rule, body["evidence_report"])
         body.update(
             status=verdict.status, verdicts=verdict.verdicts, reason=verdict.reason,
@@ -74,8 +74,8 @@ async def return_result(
         )  # fmt: skip
         task.result = body
         if previous is not None:  # a first result has no earlier revision to supersede
-            await tx.supersede_results(task.id, body["revision"])
-        await tx.insert_result(
+            await tx.results.supersede(task.id, body["revision"])
+        await tx.results.insert(
             {
                 "id": new_id(), "task_id": task.id, "revision": body["revision"],
                 "status": body["status"], "submission_id": result.submission_id,
@@ -92,7 +92,7 @@ async def _repeated_submission(
 ) -> Task | None:
     async with store.read() as tx:
         task = await visible_task(tx, actor, task_id)
-        earlier = await tx.find_submission(task_id, result.submission_id or "")
+        earlier = await tx.results.find_submission(task_id, result.submission_id or "")
     if earlier is None:
         return None
     if not is_actor("assignee", actor, task):
@@ -134,10 +134,10 @@ async def _result_body(
 async def _held_hashes(tx: Tx, context: list[JSON]) -> dict[tuple[str, str], str]:
     held: dict[tuple[str, str], str] = {}
     packet_ids = [c["task_id"] for c in context if c["kind"] == "packet"]
-    for t in await tx.get_tasks(packet_ids):
+    for t in await tx.tasks.get_many(packet_ids):
         held[("packet", t.id)] = sha256_of(t.packet)
     checkpoint_items = [c for c in context if c["kind"] == "checkpoint"]
-    stored = await tx.checkpoint_hashes([c["checkpoint_id"] for c in checkpoint_items])
+    stored = await tx.checkpoints.hashes([c["checkpoint_id"] for c in checkpoint_items])
     for item in checkpoint_items:
         task_id, digest = stored.get(item["checkpoint_id"], ("", ""))
         if task_id == item["task_id"]:
@@ -168,7 +168,7 @@ async def decide_result(
             "decided_by": actor.as_reference(), "decided_by_policy": None,
         }  # fmt: skip
         task.result = body
-        await tx.set_result(task.id, body["revision"], status, body)
+        await tx.results.set(task.id, body["revision"], status, body)
         recorded.move(task, "decide_result", to_state, note=reason)
 
     return await run_verb(store, actor, task_id, "decide_result", expected_version, act)

@@ -42,7 +42,7 @@ async def approve_handoff(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         task.gate.basis = "approval"
         task.gate.rule_id = None
-        await tx.close_approval(task.gate.approval_id or "", "approved", reason, recorded.at)
+        await tx.approvals.close(task.gate.approval_id or "", "approved", reason, recorded.at)
         recorded.move(task, "approve_handoff", "routed", note=reason)
 
     return await run_verb(store, actor, task_id, "approve_handoff", expected_version, act)
@@ -56,7 +56,7 @@ async def deny_task(
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.state == "waiting" and task.gate.approval_id:
-            await tx.close_approval(task.gate.approval_id, "denied", reason, recorded.at)
+            await tx.approvals.close(task.gate.approval_id, "denied", reason, recorded.at)
         recorded.move(task, "deny_task", "rejected", note=reason)
 
     return await run_verb(store, actor, task_id, "deny_task", expected_version, act)
@@ -76,7 +76,7 @@ async def wait_on(
         shapes.check("text", question, "question")
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-        if agent is not None and not await tx.agent_exists(agent):
+        if agent is not None and not await tx.principals.agent_exists(agent):
             raise NotFound(f"no agent {agent}")
         # set before the move, so that its event names the agent waited on
         task.resume_to, task.wait_agent, task.question = task.state, agent, question
@@ -126,9 +126,9 @@ async def cancel_task(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.result is not None and task.result.get("status") == "submitted":
             task.result = {**task.result, "status": "cancelled"}
-            await tx.set_result(task.id, task.result["revision"], "cancelled", task.result)
+            await tx.results.set(task.id, task.result["revision"], "cancelled", task.result)
         if task.state == "waiting" and task.waiting_on == "owner_approval" and task.gate.approval_id:
-            await tx.close_approval(task.gate.approval_id, "cancelled", reason, recorded.at)
+            await tx.approvals.close(task.gate.approval_id, "cancelled", reason, recorded.at)
         recorded.move(task, "cancel_task", "cancelled", note=reason)
 
     return await run_verb(store, actor, task_id, "cancel_task", expected_version, act)
@@ -175,7 +175,7 @@ def _checkpoint_body(checkpoint: JSON) -> JSON:
 
 
 async def _keep_checkpoint(tx: Tx, task: Task, body: JSON, recorded: Moves, handed_back: bool) -> None:
-    await tx.insert_checkpoint(
+    await tx.checkpoints.insert(
         {
             "id": new_id(), "task_id": task.id, "body": body, "sha256": sha256_of(body),
             "agent": task.assignee, "handed_back": handed_back, "created_at": recorded.at,
