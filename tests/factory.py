@@ -29,8 +29,7 @@ from app.domain.errors import ProtocolError
 from app.domain.events import Event
 from app.domain.principals import Principal, agent, person
 from app.domain.task import Task
-from app.service.creation import HandoffInput
-from app.service.results import ResultInput
+from app.service.inputs import GateRuleInput, HandoffInput, ResultInput, ResultRuleInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store, approvals, checkpoints, results, tasks
 
@@ -81,18 +80,22 @@ async def register_agents(store: Store) -> None:
 async def setup(store: Store) -> None:
     """The agents, and the standing rules the positions of `drive` need."""
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow", "requester_owner": "alice"})
+    alice_allowed = GateRuleInput(effect="allow", requester_owner="alice")
+    await service.set_gate_rule(store, BOB, alice_allowed)
     for effect, match in [
         ("hold", {"project": "held"}), ("hold", {"capability_kind": "data"}),
         ("deny", {"project": "banned"}), ("deny", {"capability_kind": "deploy"}),
     ]:  # fmt: skip
         priority = 20 if effect == "deny" else 10
-        await service.set_gate_rule(store, BOB, {"effect": effect, "priority": priority, **match})
+        rule = GateRuleInput(effect=effect, priority=priority, **match)
+        await service.set_gate_rule(store, BOB, rule)
     for project, policy in [
         ("review", "require_approval"), ("strict", "require_complete_evidence"),
         ("easy", "auto_accept"),
     ]:  # fmt: skip
-        await service.set_result_rule(store, ALICE, {"policy": policy, "project": project})
+        await service.set_result_rule(
+            store, ALICE, ResultRuleInput(policy=policy, project=project)
+        )
 
 
 @pytest.fixture(name="store")

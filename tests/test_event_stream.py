@@ -10,7 +10,7 @@ from app import service
 from app.domain.principals import agent, person
 from app.events.hub import FellBehind, Hub
 from app.events.stream import Filters, events_for
-from app.service.creation import HandoffInput
+from app.service.inputs import HandoffInput
 
 PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 

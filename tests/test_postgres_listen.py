@@ -19,7 +19,7 @@ from app import service
 from app.domain.principals import person
 from app.events import hub as hub_module
 from app.events.hub import Hub
-from app.service.creation import HandoffInput
+from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 

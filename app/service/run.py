@@ -6,7 +6,9 @@ from app.domain import moves, shapes
 from app.domain.clock import new_id, sha256_of
 from app.domain.errors import InvalidInput, NotFound, TurnBudgetExhausted
 from app.domain.principals import Principal, check_agent_id
-from app.domain.task import JSON, Task
+from app.domain.task import Task
+from app.domain.types import JSON
+from app.service.inputs import CheckpointInput, checkpoint_body
 from app.service.unit import Moves, run_verb
 from app.storage.store import Store, Tx
 
@@ -136,10 +138,10 @@ async def cancel_task(
 
 async def hand_back(
     store: Store, actor: Principal, task_id: str, reason: str | None = None,
-    checkpoint: JSON | None = None, expected_version: int | None = None,
+    checkpoint: CheckpointInput | JSON | None = None, expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     _reason(reason)
-    body = _checkpoint_body(checkpoint) if checkpoint is not None else None
+    body = checkpoint_body(checkpoint) if checkpoint is not None else None
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if body is not None:
@@ -150,11 +152,11 @@ async def hand_back(
 
 
 async def save_checkpoint(
-    store: Store, actor: Principal, task_id: str, checkpoint: JSON,
+    store: Store, actor: Principal, task_id: str, checkpoint: CheckpointInput | JSON,
     expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     """Not a move: replaces latest_checkpoint, spends one turn, records `checkpointed`."""
-    body = _checkpoint_body(checkpoint)
+    body = checkpoint_body(checkpoint)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.turn_budget is not None:
@@ -165,13 +167,6 @@ async def save_checkpoint(
         recorded.record(task, "checkpointed", "save_checkpoint", task.state)
 
     return await run_verb(store, actor, task_id, "save_checkpoint", expected_version, act)
-
-
-def _checkpoint_body(checkpoint: JSON) -> JSON:
-    if not isinstance(checkpoint, dict):
-        raise InvalidInput("checkpoint: must be an object")
-    body = shapes.with_defaults("checkpoint", {k: v for k, v in checkpoint.items() if v is not None})
-    return shapes.check("checkpoint", body)
 
 
 async def _keep_checkpoint(tx: Tx, task: Task, body: JSON, recorded: Moves, handed_back: bool) -> None:
