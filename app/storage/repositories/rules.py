@@ -25,7 +25,7 @@ class Kind(Generic[Rule]):
     """One kind of rule: its table's statements and how its row becomes a rule."""
 
     def __init__(self, table: Table, from_row: Callable[[Any], Rule]) -> None:
-        self.from_row = from_row
+        self.from_row: Callable[[Any], Rule] = from_row
         self.of = select(table).where(table.c.owner == bindparam("owner"))
         self.insert = insert(table)
         self.delete = delete(table).where(
@@ -33,8 +33,8 @@ class Kind(Generic[Rule]):
         )
 
 
-GATE = Kind(gate_rules, mapping.gate_rule_from_row)
-RESULT = Kind(result_rules, mapping.result_rule_from_row)
+GATE: Kind[GateRule] = Kind(gate_rules, mapping.gate_rule_from_row)
+RESULT: Kind[ResultRule] = Kind(result_rules, mapping.result_rule_from_row)
 
 
 class Rules(Generic[Rule]):
@@ -42,7 +42,7 @@ class Rules(Generic[Rule]):
 
     def __init__(self, tx: Tx, kind: Kind[Rule]) -> None:
         self.tx = tx
-        self.kind = kind
+        self.kind: Kind[Rule] = kind
 
     async def of(self, owner: str) -> list[Rule]:
         rows = await self.tx.rows(self.kind.of, {"owner": owner})
