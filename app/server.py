@@ -70,7 +70,7 @@ async def _prepare(url: str, owner: str) -> str | None:
     try:
         await upgrade(store.engine)
         async with store.read() as tx:
-            empty = await tx.count_persons() == 0
+            empty = await tx.principals.count_persons() == 0
         return await create_token(store, person(owner)) if empty else None
     finally:
         await store.close()

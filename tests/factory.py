@@ -30,8 +30,7 @@ from app.domain.events import Event
 from app.domain.principals import Principal, agent, person
 from app.domain.table import table
 from app.domain.task import Task
-from app.service.creation import HandoffInput
-from app.service.results import ResultInput
+from app.service.inputs import GateRuleInput, HandoffInput, ResultInput, ResultRuleInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store, approvals, checkpoints, results, tasks
 
@@ -69,18 +68,22 @@ async def register_agents(store: Store) -> None:
 async def setup(store: Store) -> None:
     """The agents, and the standing rules the positions of `drive` need."""
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow", "requester_owner": "alice"})
+    alice_allowed = GateRuleInput(effect="allow", requester_owner="alice")
+    await service.set_gate_rule(store, BOB, alice_allowed)
     for effect, match in [
         ("hold", {"project": "held"}), ("hold", {"capability_kind": "data"}),
         ("deny", {"project": "banned"}), ("deny", {"capability_kind": "deploy"}),
     ]:  # fmt: skip
         priority = 20 if effect == "deny" else 10
-        await service.set_gate_rule(store, BOB, {"effect": effect, "priority": priority, **match})
+        rule = GateRuleInput(effect=effect, priority=priority, **match)
+        await service.set_gate_rule(store, BOB, rule)
     for project, policy in [
         ("review", "require_approval"), ("strict", "require_complete_evidence"),
         ("easy", "auto_accept"),
     ]:  # fmt: skip
-        await service.set_result_rule(store, ALICE, {"policy": policy, "project": project})
+        await service.set_result_rule(
+            store, ALICE, ResultRuleInput(policy=policy, project=project)
+        )
 
 
 @pytest.fixture(name="store")
@@ -265,11 +268,11 @@ def _steps(
 async def _plant(store: Store, state: str, fields: dict[str, Any]) -> Task:
     task = await drive(store, "routed" if state == "requested" else "working", **fields)
     async with store.write() as tx:
-        task = await tx.get_task(task.id)
+        task = await tx.tasks.get(task.id)
         assert task is not None
         old = task.version
         task.state = state
-        await tx.update_task(task, old)
+        await tx.tasks.update(task, old)
     return task
 
 
@@ -278,14 +281,14 @@ async def _plant(store: Store, state: str, fields: dict[str, Any]) -> Task:
 
 async def load(store: Store, task_id: str) -> Task:
     async with store.read() as tx:
-        task = await tx.get_task(task_id)
+        task = await tx.tasks.get(task_id)
     assert task is not None
     return task
 
 
 async def events_of(store: Store, task_id: str) -> list[Event]:
     async with store.read() as tx:
-        return await tx.events_after(0, 10_000, task_id=task_id)
+        return await tx.events.after(0, 10_000, task_id=task_id)
 
 
 async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
@@ -294,12 +297,12 @@ async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
         if task_id is None:
             return {
                 "tasks": len(await tx._rows(select(tasks.c.id))),
-                "events": len(await tx.events_after(0, 100_000)),
+                "events": len(await tx.events.after(0, 100_000)),
             }
         row = await tx._one(select(tasks).where(tasks.c.id == task_id))
         return {
             "task": dict(row._mapping),
-            "events": [e.__dict__ for e in await tx.events_after(0, 10_000, task_id=task_id)],
+            "events": [e.__dict__ for e in await tx.events.after(0, 10_000, task_id=task_id)],
             "results": _rows(await tx._rows(select(results).where(results.c.task_id == task_id))),
             "checkpoints": _rows(
                 await tx._rows(select(checkpoints).where(checkpoints.c.task_id == task_id))

@@ -112,4 +112,4 @@ async def test_concurrent_first_handoffs_into_a_new_project_all_succeed(store) -
     results = await outcomes(give(store, project="fresh") for _ in range(8))
     assert kinds(results) == {"ok": 8}
     async with store.read() as tx:
-        assert await tx.member_role("fresh", "alice") == "admin"
+        assert await tx.projects.role("fresh", "alice") == "admin"

@@ -19,7 +19,7 @@ from factory import (
 
 from app import service
 from app.domain.errors import InvalidInput, NotFound
-from app.service.creation import HandoffInput
+from app.service.inputs import RequestCapabilityInput
 
 
 async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(
@@ -47,7 +47,7 @@ async def test_the_same_idempotency_key_from_another_principal_creates_another_t
 
 
 async def test_request_capability_is_idempotent_by_key_too(store) -> None:
-    inp = lambda: HandoffInput(
+    inp = lambda: RequestCapabilityInput(
         project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"},
         idempotency_key="k-2",
     )  # fmt: skip

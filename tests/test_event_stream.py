@@ -10,7 +10,7 @@ from app import service
 from app.domain.principals import agent, person
 from app.events.hub import FellBehind, Hub
 from app.events.stream import Filters, events_for
-from app.service.creation import HandoffInput
+from app.service.inputs import HandoffInput
 
 PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 
@@ -70,7 +70,7 @@ async def test_resume_from_a_cursor_replays_exactly_what_came_after(store, hub) 
     alice, coder, writer = await _people(store)
     task = await _routed(store, coder)
     async with store.read() as tx:
-        cursor = await tx.last_seq_committed()
+        cursor = await tx.events.last_seq()
     await service.accept_task(store, writer, task.id)
     await service.start_task(store, writer, task.id)
     await service.stop_run(store, alice, task.id)
@@ -90,7 +90,7 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     quiet = await _routed(store, coder)
     await service.accept_task(store, writer, quiet.id)
     async with store.read() as tx:
-        last = await tx.last_seq_committed()
+        last = await tx.events.last_seq()
     async with asyncio.timeout(5):
         while hub.head < last:
             await asyncio.sleep(0.01)
@@ -126,7 +126,7 @@ async def test_concurrent_writers_give_one_gapless_ordered_sequence(store, hub) 
     alice, coder, writer = await _people(store)
     tasks = [await _routed(store, coder) for _ in range(10)]
     async with store.read() as tx:
-        start = await tx.last_seq_committed()
+        start = await tx.events.last_seq()
     stream = events_for(hub, store, alice, Filters(), after=start)
     got = asyncio.ensure_future(_take(stream, 30, timeout=30))
 

@@ -20,7 +20,11 @@ from sqlalchemy import select
 from app import service
 from app.domain.errors import NotFound
 from app.domain.gate import Decision, GateRule, Request, decide
-from app.service.creation import HandoffInput
+from app.service.inputs import (
+    GateRuleInput,
+    HandoffInput,
+    RequestCapabilityInput,
+)
 from app.storage.store import approvals
 
 REQUEST = Request(
@@ -96,13 +100,15 @@ async def test_a_handoff_to_an_agent_of_the_same_owner_is_routed(store) -> None:
     await register_agents(store)
     task = await give(store, by=BOB)
     assert (task.state, task.gate.basis, task.gate.rule_id) == ("routed", "same_owner", None)
-    task = await service.handoff(store, CODER, HandoffInput("work", packet(), "bob/helper"))
+    task = await service.handoff(store, CODER, HandoffInput("work", "bob/helper", packet()))
     assert (task.state, task.gate.basis) == ("routed", "same_owner")
 
 
 async def test_an_allow_rule_of_the_assignee_owner_routes_the_handoff(store) -> None:
     await register_agents(store)
-    allow = await service.set_gate_rule(store, BOB, {"effect": "allow", "requester_owner": "alice"})
+    allow = await service.set_gate_rule(
+        store, BOB, GateRuleInput(effect="allow", requester_owner="alice")
+    )
     task = await give(store)
     assert (task.state, task.gate.basis, task.gate.rule_id) == ("routed", "rule", allow.id)
     assert task.gate.approval_id is None
@@ -110,9 +116,9 @@ async def test_an_allow_rule_of_the_assignee_owner_routes_the_handoff(store) -> 
 
 async def test_a_deny_rule_rejects_the_handoff_and_the_reason_names_it(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow", "priority": 1})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", priority=1))
     deny = await service.set_gate_rule(
-        store, BOB, {"effect": "deny", "priority": 2, "project": "work"}
+        store, BOB, GateRuleInput(effect="deny", priority=2, project="work")
     )
     task = await give(store)
     assert (task.state, task.waiting_on, task.gate.rule_id) == ("rejected", None, deny.id)
@@ -122,7 +128,7 @@ async def test_a_deny_rule_rejects_the_handoff_and_the_reason_names_it(store) ->
 
 async def test_a_hold_rule_holds_the_handoff_for_the_owner_with_an_approval(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "hold", "deliverable_type": "code"})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="hold", deliverable_type="code"))
     task = await give(store)
     assert (task.state, task.waiting_on) == ("waiting", "owner_approval")
     assert task.gate.approval_id
@@ -130,8 +136,9 @@ async def test_a_hold_rule_holds_the_handoff_for_the_owner_with_an_approval(stor
 
 async def test_with_no_matching_rule_the_handoff_is_held_for_the_owner(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow", "project": "elsewhere"})
-    await service.set_gate_rule(store, CAROL, {"effect": "allow"})  # carol's rule: not bob's gate
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", project="elsewhere"))
+    # carol's rule: not bob's gate
+    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="allow"))
     task = await give(store)
     assert (task.state, task.waiting_on, task.gate.basis) == ("waiting", "owner_approval", None)
     async with store.read() as tx:
@@ -162,7 +169,7 @@ async def test_denying_a_held_handoff_rejects_it(store) -> None:
 
 async def test_a_deleted_rule_no_longer_decides(store) -> None:
     await register_agents(store)
-    allow = await service.set_gate_rule(store, BOB, {"effect": "allow"})
+    allow = await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     assert await service.delete_gate_rule(store, BOB, allow.id)
     assert (await give(store)).state == "waiting"
     with pytest.raises(NotFound):
@@ -171,9 +178,9 @@ async def test_a_deleted_rule_no_longer_decides(store) -> None:
 
 async def test_request_capability_picks_an_agent_offering_it_and_records_the_route(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow", "capability_kind": "repo"})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", capability_kind="repo"))
     capability = {"kind": "repo", "name": "prickle"}
-    inp = HandoffInput(project="work", packet=packet(), capability=capability)
+    inp = RequestCapabilityInput(project="work", packet=packet(), capability=capability)
     task = await service.request_capability(store, PLANNER, inp)
     assert (task.assignee, task.state) == ("bob/coder", "routed")
     assert task.route == {"via": "request_capability", "capability": capability}
@@ -183,7 +190,7 @@ async def test_request_capability_picks_an_agent_offering_it_and_records_the_rou
 async def test_request_capability_prefers_an_agent_of_the_callers_own_owner(store) -> None:
     await register_agents(store)
     await service.register_agent(store, ALICE, "builder", [{"kind": "repo", "name": "prickle"}])
-    inp = HandoffInput(
+    inp = RequestCapabilityInput(
         project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"}
     )
     task = await service.request_capability(store, PLANNER, inp)
@@ -193,7 +200,8 @@ async def test_request_capability_prefers_an_agent_of_the_callers_own_owner(stor
 async def test_request_capability_nobody_offers_is_not_found_and_creates_no_task(store) -> None:
     await register_agents(store)
     before = await snapshot(store)
-    inp = HandoffInput(project="work", packet=packet(), capability={"kind": "mcp", "name": "nope"})
+    capability = {"kind": "mcp", "name": "nope"}
+    inp = RequestCapabilityInput(project="work", packet=packet(), capability=capability)
     with pytest.raises(NotFound, match="no agent offers mcp 'nope'"):
         await service.request_capability(store, PLANNER, inp)
     assert await snapshot(store) == before
@@ -201,7 +209,7 @@ async def test_request_capability_nobody_offers_is_not_found_and_creates_no_task
 
 async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow"})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     task = await give(store)
     await service.hand_back(store, CODER, task.id, reason="not mine")
 
@@ -220,9 +228,9 @@ async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
 
 async def test_reroute_to_an_owner_who_denies_rejects_the_task(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow"})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     await service.set_gate_rule(
-        store, CAROL, {"effect": "deny", "requester_agent": "alice/planner"}
+        store, CAROL, GateRuleInput(effect="deny", requester_agent="alice/planner")
     )
     task = await give(store)
     await service.hand_back(store, CODER, task.id)
@@ -232,7 +240,7 @@ async def test_reroute_to_an_owner_who_denies_rejects_the_task(store) -> None:
 
 async def test_reroute_by_capability_sets_the_route_and_the_gate_decides(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, {"effect": "allow"})
+    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     task = await give(store)
     await service.hand_back(store, CODER, task.id)
     capability = {"kind": "repo", "name": "prickle"}

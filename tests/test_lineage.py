@@ -20,6 +20,7 @@ from app import service
 from app.domain.clock import canonical_json, sha256_of
 from app.domain.lineage import provenance_status
 from app.domain.principals import agent
+from app.service.inputs import GateRuleInput
 from app.storage.store import checkpoints
 
 
@@ -68,7 +69,8 @@ async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_ga
 
 async def test_a_subtask_let_through_by_a_rule_names_the_rule(store) -> None:
     parent = await drive(store, "working")
-    allow = await service.set_gate_rule(store, CAROL, {"effect": "allow", "requester_owner": "bob"})
+    bob_allowed = GateRuleInput(effect="allow", requester_owner="bob")
+    allow = await service.set_gate_rule(store, CAROL, bob_allowed)
     sub = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     done = await finish(store, sub.id, assignee=agent("carol/spy"))
     cause = done.result["lineage"]["cause"]

@@ -32,7 +32,7 @@ from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
-from app.service.creation import HandoffInput
+from app.service.inputs import HandoffInput, RequestCapabilityInput
 
 
 @dataclass
@@ -181,7 +181,7 @@ async def test_handoff_records_created_then_the_gate_move_by_the_system(
 async def test_request_capability_records_created_then_the_gate_move_by_the_system(
     store, capability: dict, to_state: str, waiting_on: str | None
 ) -> None:
-    inp = HandoffInput(project="work", capability=capability, packet=packet())
+    inp = RequestCapabilityInput(project="work", capability=capability, packet=packet())
     task = await service.request_capability(store, PLANNER, inp)
     assert (task.state, task.waiting_on) == (to_state, waiting_on)
     created, gated = await events_of(store, task.id)

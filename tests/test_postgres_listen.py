@@ -19,7 +19,7 @@ from app import service
 from app.domain.principals import person
 from app.events import hub as hub_module
 from app.events.hub import Hub
-from app.service.creation import HandoffInput
+from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
@@ -49,7 +49,7 @@ async def _handoff(store: Store) -> int:
     inp = HandoffInput(project="demo", assignee="alice/writer", packet=dict(PACKET))
     await service.handoff(store, ALICE, inp)
     async with store.read() as tx:
-        return await tx.last_seq_committed()
+        return await tx.events.last_seq()
 
 
 async def _until_head(hub: Hub, seq: int, timeout: float) -> float:

@@ -35,7 +35,7 @@ async def _drop_every_other_connection(url: str) -> int:
 async def _last_seq(store: Store) -> int:
     async with store.read() as tx:
         await asyncio.sleep(0.05)  # hold it, so that the reads below use several connections
-        return await tx.last_seq_committed()
+        return await tx.events.last_seq()
 
 
 async def test_connections_the_database_dropped_are_replaced_before_use(

@@ -24,6 +24,7 @@ from factory import (
 from app import service
 from app.domain.errors import Conflict, InvalidState, NotFound
 from app.domain.table import table
+from app.service.inputs import GateRuleInput
 
 
 @pytest.mark.parametrize("verb", ["accept_task", "cancel_task", "deny_task", "hand_back"])
@@ -141,7 +142,7 @@ async def test_a_subtask_rejected_by_the_gate_at_creation_counts_as_ended(store)
     assert (await load(store, parent.id)).state == "working"
 
     await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
-    await service.set_gate_rule(store, CAROL, {"effect": "deny"})
+    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
     rejected = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     assert rejected.state == "rejected"
     resumed = await load(store, parent.id)

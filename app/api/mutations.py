@@ -1,4 +1,5 @@
-"""Mutations: each parses its input, makes one call into app.service, returns the result.
+"""Mutations: each calls its service function by name with the caller and its input (the
+service's own input types: app.api.inputs), and returns the result.
 
 Refusals are the service's ProtocolErrors; app.api.errors turns them into GraphQL errors.
 """
@@ -20,7 +21,6 @@ from app.api.inputs import (
     ResultInput,
     ResultRuleInput,
     VerdictInput,
-    fields_of,
 )
 from app.api.types import AgentRegistration, GateRule, ResultRule, Task
 
@@ -31,25 +31,17 @@ Version = Annotated[
 ]
 
 
-async def _call(info: Info, verb: str, task_id: str, **kwargs: object) -> Task:
-    ctx = info.context
-    task = await getattr(service, verb)(ctx.store, await ctx.viewer(), task_id, **kwargs)
-    return Task.from_domain(task)
-
-
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description="Hand a task to a named agent; its owner's gate decides.")
     async def handoff(self, info: Info, input: HandoffInput) -> Task:
         ctx = info.context
-        return Task.from_domain(
-            await service.handoff(ctx.store, await ctx.viewer(), input.to_service())
-        )
+        return Task.from_domain(await service.handoff(ctx.store, await ctx.viewer(), input))
 
     @strawberry.mutation(description="Hand a task to an agent offering the capability.")
     async def request_capability(self, info: Info, input: RequestCapabilityInput) -> Task:
         ctx = info.context
-        task = await service.request_capability(ctx.store, await ctx.viewer(), input.to_service())
+        task = await service.request_capability(ctx.store, await ctx.viewer(), input)
         return Task.from_domain(task)
 
     @strawberry.mutation
@@ -60,9 +52,11 @@ class Mutation:
         reason: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info, "approve_handoff", task_id, reason=reason, expected_version=expected_version
+        ctx = info.context
+        task = await service.approve_handoff(
+            ctx.store, await ctx.viewer(), task_id, reason=reason, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def deny_task(
@@ -72,21 +66,31 @@ class Mutation:
         reason: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info, "deny_task", task_id, reason=reason, expected_version=expected_version
+        ctx = info.context
+        task = await service.deny_task(
+            ctx.store, await ctx.viewer(), task_id, reason=reason, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def accept_task(
         self, info: Info, task_id: strawberry.ID, expected_version: Version = None
     ) -> Task:
-        return await _call(info, "accept_task", task_id, expected_version=expected_version)
+        ctx = info.context
+        task = await service.accept_task(
+            ctx.store, await ctx.viewer(), task_id, expected_version=expected_version
+        )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def start_task(
         self, info: Info, task_id: strawberry.ID, expected_version: Version = None
     ) -> Task:
-        return await _call(info, "start_task", task_id, expected_version=expected_version)
+        ctx = info.context
+        task = await service.start_task(
+            ctx.store, await ctx.viewer(), task_id, expected_version=expected_version
+        )
+        return Task.from_domain(task)
 
     @strawberry.mutation(description="Not a move: replaces latest_checkpoint, spends one turn.")
     async def save_checkpoint(
@@ -96,13 +100,15 @@ class Mutation:
         checkpoint: CheckpointInput,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info,
-            "save_checkpoint",
+        ctx = info.context
+        task = await service.save_checkpoint(
+            ctx.store,
+            await ctx.viewer(),
             task_id,
-            checkpoint=fields_of(checkpoint),
+            checkpoint=checkpoint,
             expected_version=expected_version,
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation(description="Wait on a human or (with `agent`) on an agent.")
     async def wait_on(
@@ -114,23 +120,27 @@ class Mutation:
         agent: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info,
-            "wait_on",
+        ctx = info.context
+        task = await service.wait_on(
+            ctx.store,
+            await ctx.viewer(),
             task_id,
             on=plain(on),
             question=question,
             agent=agent,
             expected_version=expected_version,
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def answer(
         self, info: Info, task_id: strawberry.ID, answer: str, expected_version: Version = None
     ) -> Task:
-        return await _call(
-            info, "answer", task_id, answer=answer, expected_version=expected_version
+        ctx = info.context
+        task = await service.answer(
+            ctx.store, await ctx.viewer(), task_id, answer=answer, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def stop_run(
@@ -140,15 +150,21 @@ class Mutation:
         reason: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info, "stop_run", task_id, reason=reason, expected_version=expected_version
+        ctx = info.context
+        task = await service.stop_run(
+            ctx.store, await ctx.viewer(), task_id, reason=reason, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def resume_run(
         self, info: Info, task_id: strawberry.ID, expected_version: Version = None
     ) -> Task:
-        return await _call(info, "resume_run", task_id, expected_version=expected_version)
+        ctx = info.context
+        task = await service.resume_run(
+            ctx.store, await ctx.viewer(), task_id, expected_version=expected_version
+        )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def hand_back(
@@ -159,15 +175,16 @@ class Mutation:
         checkpoint: CheckpointInput | None = None,
         expected_version: Version = None,
     ) -> Task:
-        body = fields_of(checkpoint) if checkpoint is not None else None
-        return await _call(
-            info,
-            "hand_back",
+        ctx = info.context
+        task = await service.hand_back(
+            ctx.store,
+            await ctx.viewer(),
             task_id,
             reason=reason,
-            checkpoint=body,
+            checkpoint=checkpoint,
             expected_version=expected_version,
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation(
         description="Return a result; the requester's owner's policy judges it at once."
@@ -179,13 +196,11 @@ class Mutation:
         result: ResultInput,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info,
-            "return_result",
-            task_id,
-            result=result.to_service(),
-            expected_version=expected_version,
+        ctx = info.context
+        task = await service.return_result(
+            ctx.store, await ctx.viewer(), task_id, result=result, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def decide_result(
@@ -197,15 +212,17 @@ class Mutation:
         reason: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info,
-            "decide_result",
+        ctx = info.context
+        task = await service.decide_result(
+            ctx.store,
+            await ctx.viewer(),
             task_id,
             decision=plain(decision),
-            verdicts=[fields_of(v) for v in verdicts or []],
+            verdicts=verdicts,
             reason=reason,
             expected_version=expected_version,
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation
     async def cancel_task(
@@ -215,9 +232,11 @@ class Mutation:
         reason: str | None = None,
         expected_version: Version = None,
     ) -> Task:
-        return await _call(
-            info, "cancel_task", task_id, reason=reason, expected_version=expected_version
+        ctx = info.context
+        task = await service.cancel_task(
+            ctx.store, await ctx.viewer(), task_id, reason=reason, expected_version=expected_version
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation(
         description="Send a returned task again: to `assignee` or by `capability`."
@@ -230,15 +249,16 @@ class Mutation:
         capability: CapabilityInput | None = None,
         expected_version: Version = None,
     ) -> Task:
-        wanted = fields_of(capability) if capability is not None else None
-        return await _call(
-            info,
-            "reroute",
+        ctx = info.context
+        task = await service.reroute(
+            ctx.store,
+            await ctx.viewer(),
             task_id,
             assignee=assignee,
-            capability=wanted,
+            capability=capability,
             expected_version=expected_version,
         )
+        return Task.from_domain(task)
 
     @strawberry.mutation(
         description="Register (or re-register) `<caller>/<name>`; returns a new token."
@@ -247,15 +267,14 @@ class Mutation:
         self, info: Info, name: str, capabilities: list[CapabilityInput] | None = None
     ) -> AgentRegistration:
         ctx = info.context
-        offered = [fields_of(c) for c in capabilities or []]
-        done = await service.register_agent(ctx.store, await ctx.viewer(), name, offered)
+        done = await service.register_agent(ctx.store, await ctx.viewer(), name, capabilities)
         return AgentRegistration(agent_id=done.agent_id, token=done.token)
 
     @strawberry.mutation
     async def set_gate_rule(self, info: Info, input: GateRuleInput) -> GateRule:
         ctx = info.context
         return GateRule.from_domain(
-            await service.set_gate_rule(ctx.store, await ctx.viewer(), fields_of(input))
+            await service.set_gate_rule(ctx.store, await ctx.viewer(), input)
         )
 
     @strawberry.mutation
@@ -266,7 +285,7 @@ class Mutation:
     @strawberry.mutation
     async def set_result_rule(self, info: Info, input: ResultRuleInput) -> ResultRule:
         ctx = info.context
-        rule = await service.set_result_rule(ctx.store, await ctx.viewer(), fields_of(input))
+        rule = await service.set_result_rule(ctx.store, await ctx.viewer(), input)
         return ResultRule.from_domain(rule)
 
     @strawberry.mutation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.task import JSON
+from app.domain.types import JSON
 
 KINDS = ("snapshot", "created", "moved", "checkpointed", "result", "answered")
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
+from app.domain.errors import InvalidState
+from app.domain.events import Event
 from app.domain.principals import owner_of
+from app.domain.table import table
+from app.domain.types import JSON
 
-JSON = dict[str, Any]
+__all__ = ["JSON", "PROTOCOL_FIELDS", "Gate", "Task"]
 
 # Fields of the protocol's task object, in schema order; everything else on Task is ours.
 PROTOCOL_FIELDS = (
@@ -66,6 +69,57 @@ class Task:
     def requester_owner(self) -> str:
         """The requester agent's owner; where there is no requester agent, requested_by."""
         return owner_of(self.requester) if self.requester else self.requested_by_id
+
+    def apply(
+        self,
+        verb: str,
+        to_state: str,
+        *,
+        actor: str | None,
+        at: str,
+        waiting_on: str | None = None,
+        kind: str = "moved",
+        note: str | None = None,
+    ) -> Event:
+        """Make the table's move from the task's state to `to_state` by `verb` (InvalidState if
+        there is none): leaving `waiting` forgets what the task waited on."""
+        if table().find(self.state, to_state, verb) is None:
+            raise InvalidState(verb, self.state, self.waiting_on)
+        from_state = self.state
+        self.state = to_state
+        self.waiting_on = waiting_on if to_state == "waiting" else None
+        if to_state != "waiting":
+            self.resume_to = self.wait_agent = self.question = None
+        return self.record(kind, verb, from_state, actor, at, note)
+
+    def record(
+        self,
+        kind: str,
+        verb: str,
+        from_state: str | None,
+        actor: str | None,
+        at: str,
+        note: str | None = None,
+    ) -> Event:
+        """A new version of the task and the event that says so (a move's or a checkpoint's);
+        `actor` is a handle or agent id, None for the server."""
+        self.updated_at = at
+        self.version += 1
+        return Event(
+            kind=kind,
+            task_id=self.id,
+            project=self.project,
+            from_state=from_state,
+            to_state=self.state,
+            waiting_on=self.waiting_on,
+            verb=verb,
+            actor=actor,
+            at=at,
+            version=self.version,
+            task=self.to_protocol(),
+            note=note,
+            wait_agent=self.wait_agent,
+        )
 
     def to_protocol(self) -> JSON:
         """The task object exactly as task.schema.json describes it."""

@@ -83,7 +83,7 @@ class Hub:
 
     async def start(self) -> None:
         async with self.store.read() as tx:
-            self.head = await tx.last_seq_committed()
+            self.head = await tx.events.last_seq()
         self.store.commit_listeners.append(self.wake)
         if not self.store.sqlite:
             await self._listen()
@@ -141,7 +141,7 @@ class Hub:
     async def _catch_up(self) -> None:
         while True:
             async with self.store.read() as tx:
-                batch = await tx.events_after(self.head, BATCH)
+                batch = await tx.events.after(self.head, BATCH)
             for event in batch:
                 self.head = event.seq
                 for sub in list(self.subscribers):
@@ -157,7 +157,7 @@ class Hub:
         follow a missed announcement) to the counter's."""
         if self._unsure:
             async with self.store.read() as tx:
-                self.committed = max(self.committed, await tx.last_seq_committed())
+                self.committed = max(self.committed, await tx.events.last_seq())
             self._unsure = False
         if not self.subscribers:  # one may have come meanwhile: then its events are read
             self.head = max(self.head, self.committed)

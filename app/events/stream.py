@@ -44,7 +44,7 @@ async def events_for(
 ) -> AsyncIterator[Event]:
     """Every event the principal may see, in seq order, without gap or duplicate."""
     async with store.read() as tx:
-        projects = set(await tx.projects_of(principal.id)) if principal.is_person else set()
+        projects = set(await tx.projects.projects_of(principal.id)) if principal.is_person else set()
     wants = visible_to(principal, projects, filters)
     sub = hub.subscribe(wants)
     try:
@@ -77,8 +77,8 @@ async def events_for(
 async def _snapshot(store: Store, task_id: str, wants) -> Event | None:  # type: ignore[no-untyped-def]
     """The task's current state as one event, at the log position it was read at."""
     async with store.read() as tx:
-        last = await tx.last_seq_committed()
-        task = await tx.get_task(task_id)
+        last = await tx.events.last_seq()
+        task = await tx.tasks.get(task_id)
     if task is None:
         return None
     event = Event(
@@ -95,7 +95,7 @@ async def _replay(
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:
-            batch = await tx.events_after(cursor, REPLAY_BATCH, task_id=task_id)
+            batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id)
         batch = [e for e in batch if e.seq <= until]
         if not batch:
             return

@@ -1,7 +1,9 @@
 """The service layer: one function per verb, each one transaction.
 
-Each verb loads the task, checks visibility, version, the move and the actor, changes the
-task, appends its events and commits; a refused call raises before anything is written.
+Each verb loads the task, checks visibility, version, the move and the actor, lets the
+domain make the move, stores the task, appends its events and commits; a refused call
+raises before anything is written. A verb that takes structured input takes one of the
+input types of app.service.inputs, which the API exposes as its GraphQL inputs.
 """
 
 from app.service.admin import (
@@ -14,7 +16,21 @@ from app.service.admin import (
     set_result_rule,
 )
 from app.service.auth import authenticate
-from app.service.creation import HandoffInput, handoff, request_capability, reroute
+from app.service.creation import handoff, request_capability, reroute
+from app.service.inputs import (
+    ArtifactInput,
+    CapabilityInput,
+    CheckpointInput,
+    ContextItemInput,
+    EvidenceInput,
+    GateRuleInput,
+    HandoffInput,
+    PacketInput,
+    RequestCapabilityInput,
+    ResultInput,
+    ResultRuleInput,
+    VerdictInput,
+)
 from app.service.results import decide_result, return_result
 from app.service.run import (
     accept_task,
@@ -31,9 +47,40 @@ from app.service.run import (
 )
 
 __all__ = [
-    "HandoffInput", "accept_task", "add_project_member", "answer", "approve_handoff",
-    "authenticate", "cancel_task", "create_token", "decide_result", "delete_gate_rule",
-    "delete_result_rule", "deny_task", "hand_back", "handoff", "register_agent", "request_capability",
-    "reroute", "resume_run", "return_result", "save_checkpoint", "set_gate_rule", "set_result_rule",
-    "start_task", "stop_run", "wait_on",
-]  # fmt: skip
+    "ArtifactInput",
+    "CapabilityInput",
+    "CheckpointInput",
+    "ContextItemInput",
+    "EvidenceInput",
+    "GateRuleInput",
+    "HandoffInput",
+    "PacketInput",
+    "RequestCapabilityInput",
+    "ResultInput",
+    "ResultRuleInput",
+    "VerdictInput",
+    "accept_task",
+    "add_project_member",
+    "answer",
+    "approve_handoff",
+    "authenticate",
+    "cancel_task",
+    "create_token",
+    "decide_result",
+    "delete_gate_rule",
+    "delete_result_rule",
+    "deny_task",
+    "hand_back",
+    "handoff",
+    "register_agent",
+    "request_capability",
+    "reroute",
+    "resume_run",
+    "return_result",
+    "save_checkpoint",
+    "set_gate_rule",
+    "set_result_rule",
+    "start_task",
+    "stop_run",
+    "wait_on",
+]

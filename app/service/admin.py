@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.domain import shapes
 from app.domain.clock import new_id, now, rfc3339
-from app.domain.errors import Forbidden, InvalidInput, NotFound
+from app.domain.errors import Forbidden, NotFound
 from app.domain.gate import GateRule
-from app.domain.policy import POLICIES, ResultRule
+from app.domain.policy import ResultRule
+from app.domain.types import JSON
 from app.domain.principals import (
     Principal,
     agent,
@@ -16,11 +17,10 @@ from app.domain.principals import (
     check_handle,
     check_project,
     owner_of,
-)  # fmt: skip
+)
 from app.service.auth import issue
+from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
 from app.storage.store import Store
-
-CAPABILITY_KINDS = ("mcp", "repo", "deploy", "data", "other")
 
 
 @dataclass(frozen=True)
@@ -36,16 +36,19 @@ def _owner(actor: Principal) -> str:
 
 
 async def register_agent(
-    store: Store, actor: Principal, name: str, capabilities: list[dict] | None = None
+    store: Store,
+    actor: Principal,
+    name: str,
+    capabilities: Sequence[CapabilityInput | JSON] | None = None,
 ) -> Registration:
     """Register (or re-register) `<caller>/<name>` with its capabilities and a new token."""
     owner = _owner(actor)
     agent_id = check_agent_id(f"{owner}/{check_handle(name, 'name')}")
-    offered = [(c["kind"], c["name"]) for c in (shapes.check("capability", c) for c in capabilities or [])]
+    offered = [(c["kind"], c["name"]) for c in map(check_capability, capabilities or [])]
     at = rfc3339(now())
     async with store.write() as tx:
-        await tx.ensure_agent(agent_id, owner, at)
-        await tx.set_capabilities(agent_id, offered)
+        await tx.principals.ensure_agent(agent_id, owner, at)
+        await tx.principals.set_capabilities(agent_id, offered)
         token = await issue(tx, agent(agent_id), at)
     return Registration(agent_id, token)
 
@@ -55,75 +58,63 @@ async def create_token(store: Store, principal: Principal) -> str:
     at = rfc3339(now())
     async with store.write() as tx:
         if principal.is_person:
-            await tx.ensure_person(principal.id, at)
+            await tx.principals.ensure_person(principal.id, at)
         else:
-            await tx.ensure_agent(principal.id, owner_of(principal.id), at)
+            await tx.principals.ensure_agent(principal.id, owner_of(principal.id), at)
         return await issue(tx, principal, at)
 
 
-async def set_gate_rule(store: Store, actor: Principal, fields: dict) -> GateRule:
+async def set_gate_rule(store: Store, actor: Principal, rule: GateRuleInput) -> GateRule:
     owner = _owner(actor)
-    if fields.get("effect") not in ("allow", "deny", "hold"):
-        raise InvalidInput(f"effect: {fields.get('effect')!r} is not one of allow, deny, hold")
-    _check_match_fields(fields)
-    if fields.get("capability_kind") not in (None, *CAPABILITY_KINDS):
-        raise InvalidInput(f"capability_kind: {fields['capability_kind']!r} is not a capability kind")
-    priority = fields.get("priority") or 0
-    if not -1_000_000 <= priority <= 1_000_000:
-        raise InvalidInput("priority: must be between -1000000 and 1000000")
-    rule = GateRule(
-        id=new_id(), owner=owner, effect=fields["effect"], priority=priority,
-        project=fields.get("project"), requester_owner=fields.get("requester_owner"),
-        requester_agent=fields.get("requester_agent"),
-        deliverable_type=fields.get("deliverable_type"),
-        capability_kind=fields.get("capability_kind"), created_at=rfc3339(now()),
-    )  # fmt: skip
+    rule.check()
+    made = GateRule(
+        id=new_id(),
+        owner=owner,
+        effect=rule.effect,
+        priority=rule.priority or 0,
+        project=rule.project,
+        requester_owner=rule.requester_owner,
+        requester_agent=rule.requester_agent,
+        deliverable_type=rule.deliverable_type,
+        capability_kind=rule.capability_kind,
+        created_at=rfc3339(now()),
+    )
     async with store.write() as tx:
-        await tx.insert_gate_rule(rule)
-    return rule
+        await tx.gate_rules.insert(made)
+    return made
 
 
 async def delete_gate_rule(store: Store, actor: Principal, rule_id: str) -> bool:
     owner = _owner(actor)
     async with store.write() as tx:
-        if not await tx.delete_gate_rule(rule_id, owner):
+        if not await tx.gate_rules.delete(rule_id, owner):
             raise NotFound(f"no gate rule {rule_id}")
     return True
 
 
-async def set_result_rule(store: Store, actor: Principal, fields: dict) -> ResultRule:
+async def set_result_rule(store: Store, actor: Principal, rule: ResultRuleInput) -> ResultRule:
     owner = _owner(actor)
-    if fields.get("policy") not in POLICIES:
-        raise InvalidInput(f"policy: {fields.get('policy')!r} is not one of {', '.join(POLICIES)}")
-    _check_match_fields(fields)
-    rule = ResultRule(
-        id=new_id(), owner=owner, policy=fields["policy"], project=fields.get("project"),
-        assignee=fields.get("assignee"), deliverable_type=fields.get("deliverable_type"),
+    rule.check()
+    made = ResultRule(
+        id=new_id(),
+        owner=owner,
+        policy=rule.policy,
+        project=rule.project,
+        assignee=rule.assignee,
+        deliverable_type=rule.deliverable_type,
         created_at=rfc3339(now()),
-    )  # fmt: skip
+    )
     async with store.write() as tx:
-        await tx.insert_result_rule(rule)
-    return rule
+        await tx.result_rules.insert(made)
+    return made
 
 
 async def delete_result_rule(store: Store, actor: Principal, rule_id: str) -> bool:
     owner = _owner(actor)
     async with store.write() as tx:
-        if not await tx.delete_result_rule(rule_id, owner):
+        if not await tx.result_rules.delete(rule_id, owner):
             raise NotFound(f"no result rule {rule_id}")
     return True
-
-
-def _check_match_fields(fields: dict) -> None:
-    if fields.get("project") is not None:
-        check_project(fields["project"])
-    if fields.get("requester_owner") is not None:
-        check_handle(fields["requester_owner"], "requester_owner")
-    for name in ("requester_agent", "assignee"):
-        if fields.get(name) is not None:
-            check_agent_id(fields[name], name)
-    if fields.get("deliverable_type") is not None:
-        shapes.check("deliverable_type", fields["deliverable_type"])
 
 
 async def add_project_member(store: Store, actor: Principal, project: str, handle: str) -> bool:
@@ -132,12 +123,12 @@ async def add_project_member(store: Store, actor: Principal, project: str, handl
     check_handle(handle)
     at = rfc3339(now())
     async with store.write() as tx:
-        if not await tx.project_exists(project):
+        if not await tx.projects.exists(project):
             raise NotFound(f"no project {project}")
-        if not actor.is_person or await tx.member_role(project, actor.id) != "admin":
+        if not actor.is_person or await tx.projects.role(project, actor.id) != "admin":
             raise Forbidden(f"only the administrators of {project} add members")
-        if not await tx.person_exists(handle):
+        if not await tx.principals.person_exists(handle):
             raise NotFound(f"no person {handle}")
-        await tx.add_member(project, handle, "member", at)
+        await tx.projects.add_member(project, handle, "member", at)
     return True
 

@@ -23,7 +23,7 @@ def token_digest(token: str) -> str:
 
 async def issue(tx: Tx, principal: Principal, at: str) -> str:
     token = new_token()
-    await tx.put_token(token_digest(token), principal.kind, principal.id, at)
+    await tx.tokens.put(token_digest(token), principal.kind, principal.id, at)
     return token
 
 
@@ -39,7 +39,7 @@ async def authenticate(store: Store, authorization: str | None) -> Principal:
     if key in _known:
         return _known[key]
     async with store.read() as tx:
-        found = await tx.principal_for_token(digest)
+        found = await tx.tokens.principal_for(digest)
     if found is None:
         raise Unauthenticated("the bearer token is not valid")
     _known[key] = Principal(*found)

@@ -3,119 +3,102 @@ request_capability and reroute."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from app.domain import gate, shapes
+from app.domain import gate
 from app.domain.clock import new_id
 from app.domain.errors import Conflict, InvalidInput, NotFound
-from app.domain.principals import Principal, check_agent_id, check_project, owner_of
-from app.domain.task import JSON, Gate, Task
+from app.domain.principals import Principal, check_agent_id, owner_of
+from app.domain.task import Gate, Task
+from app.domain.types import JSON
+from app.service.inputs import (
+    CapabilityInput,
+    HandoffInput,
+    RequestCapabilityInput,
+    check_capability,
+)
 from app.service.unit import Moves, resume_parent, run_verb, visible_task
 from app.storage.store import Store, Tx
 
-
-@dataclass
-class HandoffInput:
-    project: str
-    packet: JSON
-    assignee: str | None = None
-    capability: JSON | None = None
-    parent_task_id: str | None = None
-    display_title: str | None = None
-    turn_budget: int | None = None
-    origin_message_id: str | None = None
-    idempotency_key: str | None = None
-    extra: dict = field(default_factory=dict)
-
-    def validated(self) -> HandoffInput:
-        check_project(self.project)
-        self.packet = shapes.with_defaults("packet", self.packet)
-        shapes.check("packet", self.packet)
-        for name in ("parent_task_id", "display_title", "turn_budget", "origin_message_id"):
-            shapes.check(name, getattr(self, name))
-        if self.idempotency_key is not None and not 1 <= len(self.idempotency_key) <= 200:
-            raise InvalidInput("idempotency_key: must be 1 to 200 characters")
-        return self
+Creation = HandoffInput | RequestCapabilityInput
 
 
 async def handoff(store: Store, actor: Principal, inp: HandoffInput) -> Task:
     """Hand a task to a named agent; the assignee's owner's gate decides where it lands."""
-    inp.validated()
-    check_agent_id(inp.assignee or "", "assignee")
-    return await _create(store, actor, inp, verb="handoff")
+    return await _create(store, actor, inp, inp.checked_packet())
 
 
-async def request_capability(store: Store, actor: Principal, inp: HandoffInput) -> Task:
+async def request_capability(store: Store, actor: Principal, inp: RequestCapabilityInput) -> Task:
     """Hand a task to whichever registered agent offers a capability."""
-    inp.validated()
-    shapes.check("capability", inp.capability)
-    return await _create(store, actor, inp, verb="request_capability")
+    return await _create(store, actor, inp, inp.checked_packet())
 
 
-async def _create(store: Store, actor: Principal, inp: HandoffInput, verb: str) -> Task:
+async def _create(store: Store, actor: Principal, inp: Creation, packet: JSON) -> Task:
     try:
-        return await _create_once(store, actor, inp, verb)
+        return await _create_once(store, actor, inp, packet)
     except Conflict:
         # A concurrent call with the same idempotency key committed first: return its task.
         async with store.read() as tx:
-            first = await tx.find_idempotent(actor.id, inp.idempotency_key or "")
+            first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key or "")
         if first is None:
             raise
         return first
 
 
-async def _create_once(store: Store, actor: Principal, inp: HandoffInput, verb: str) -> Task:
+async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JSON) -> Task:
     async with store.write() as tx:
         if inp.idempotency_key is not None:
-            first = await tx.find_idempotent(actor.id, inp.idempotency_key)
+            first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key)
             if first is not None:
                 return first
-        if verb == "handoff":
-            assignee = await _existing_agent(tx, inp.assignee or "")
+        if isinstance(inp, HandoffInput):
+            verb = "handoff"
+            assignee = await _existing_agent(tx, inp.assignee)
             route: JSON = {"via": "handoff"}
         else:
-            assignee = await _offering_agent(tx, actor, inp.capability or {})
-            route = {"via": "request_capability", "capability": inp.capability}
+            verb = "request_capability"
+            capability = check_capability(inp.capability)
+            assignee = await _offering_agent(tx, actor, capability)
+            route = {"via": "request_capability", "capability": capability}
         if inp.parent_task_id is not None:
             await visible_task(tx, actor, inp.parent_task_id)
         recorded = Moves(actor)
         task = Task(
             id=new_id(), project=inp.project, state="requested", assignee=assignee,
-            packet=inp.packet, requested_by=actor.as_reference(), route=route,
+            packet=packet, requested_by=actor.as_reference(), route=route,
             created_at=recorded.at, updated_at=recorded.at,
             requester=None if actor.is_person else actor.id,
             parent_task_id=inp.parent_task_id, origin_message_id=inp.origin_message_id,
             display_title=inp.display_title, turn_budget=inp.turn_budget,
             idempotency_key=inp.idempotency_key,
         )  # fmt: skip
-        recorded.record(task, "created", verb, None, actor)
+        recorded.record(task, "created", verb, None)
         await _pass_gate(tx, task, verb, recorded)
         await _found_project(tx, task.project, actor, recorded.at)
-        await tx.insert_task(task, created_by=actor.id)
+        await tx.tasks.insert(task, created_by=actor.id)
         await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
-        await tx.append_events(recorded.events)
+        await tx.events.append(recorded.events)
     return task
 
 
 async def reroute(
     store: Store, actor: Principal, task_id: str, assignee: str | None = None,
-    capability: JSON | None = None, expected_version: int | None = None,
+    capability: CapabilityInput | JSON | None = None, expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     """Send a handed-back task again, to the same or another assignee, through the gate."""
     if (assignee is None) == (capability is None):
         raise InvalidInput("reroute takes exactly one of assignee or capability")
+    wanted: JSON | None = None
     if assignee is not None:
         check_agent_id(assignee, "assignee")
     else:
-        shapes.check("capability", capability)
+        wanted = check_capability(capability)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if assignee is not None:
             task.assignee = await _existing_agent(tx, assignee)
             task.route = {"via": "handoff"}
         else:
-            task.assignee = await _offering_agent(tx, actor, capability or {})
-            task.route = {"via": "request_capability", "capability": capability}
+            task.assignee = await _offering_agent(tx, actor, wanted or {})
+            task.route = {"via": "request_capability", "capability": wanted}
         await _pass_gate(tx, task, "reroute", recorded, by_system=False)
 
     return await run_verb(store, actor, task_id, "reroute", expected_version, act)
@@ -132,13 +115,13 @@ async def _pass_gate(
         deliverable_type=task.packet["deliverable_type"],
         capability_kind=(task.route.get("capability") or {}).get("kind"),
     )
-    decision = gate.decide(request, await tx.gate_rules(task.assignee_owner))
+    decision = gate.decide(request, await tx.gate_rules.of(task.assignee_owner))
     task.gate = Gate(basis=decision.basis, rule_id=decision.rule_id)
     waiting_on = None
     if decision.outcome == "held":
         task.gate.approval_id = new_id()
         waiting_on = "owner_approval"
-        await tx.insert_approval(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
+        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
     recorded.move(
         task, verb, decision.to_state, by_system=by_system, waiting_on=waiting_on,
         note=decision.reason,
@@ -146,14 +129,14 @@ async def _pass_gate(
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
-    if not await tx.agent_exists(agent_id):
+    if not await tx.principals.agent_exists(agent_id):
         raise NotFound(f"no agent {agent_id}")
     return agent_id
 
 
 async def _offering_agent(tx: Tx, actor: Principal, capability: JSON) -> str:
     """An agent offering the capability; the caller's own owner's agents first."""
-    offering = await tx.agents_offering(capability["kind"], capability["name"])
+    offering = await tx.principals.agents_offering(capability["kind"], capability["name"])
     if not offering:
         raise NotFound(f"no agent offers {capability['kind']} {capability['name']!r}")
     own = [a for a in offering if owner_of(a) == actor.owner]
@@ -162,6 +145,6 @@ async def _offering_agent(tx: Tx, actor: Principal, capability: JSON) -> str:
 
 async def _found_project(tx: Tx, project: str, actor: Principal, at: str) -> None:
     """The first task handed into a project founds it; the creator's owner administers it."""
-    if not await tx.project_exists(project):
-        await tx.ensure_person(actor.owner, at)
-        await tx.add_member(project, actor.owner, "admin", at)
+    if not await tx.projects.exists(project):
+        await tx.principals.ensure_person(actor.owner, at)
+        await tx.projects.add_member(project, actor.owner, "admin", at)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from app.domain import evidence, lineage, policy, shapes
 from app.domain.actors import is_actor
 from app.domain.clock import new_id, now, sha256_of
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.domain.principals import Principal
-from app.domain.task import JSON, Task
+from app.domain.task import Task
+from app.domain.types import JSON
+from app.service.inputs import ResultInput, Submission, VerdictInput, check_verdicts
 from app.service.unit import Moves, run_verb, visible_task
 from app.storage.store import Store, Tx
 
@@ -17,56 +19,24 @@ DECISIONS = {"accept": ("completed", "accepted"), "request_changes": ("working",
              "reject": ("rejected", "rejected")}  # fmt: skip
 
 
-@dataclass
-class ResultInput:
-    summary: str
-    evidence: list[JSON]
-    provenance: str
-    submission_id: str | None = None
-    artifacts: list[JSON] = field(default_factory=list)
-    context: list[JSON] = field(default_factory=list)
-
-    def validated(self) -> ResultInput:
-        shapes.check("summary", self.summary, "result.summary")
-        self.evidence = [_drop_nulls(e) for e in self.evidence]
-        shapes.check("evidence", self.evidence, "result.evidence")
-        shapes.check("provenance", self.provenance, "result.provenance")
-        if self.submission_id is not None:
-            shapes.check("submission_id", self.submission_id, "result.submission_id")
-        self.artifacts = [shapes.with_item_defaults("artifacts", a) for a in self.artifacts]
-        shapes.check("artifacts", self.artifacts, "result.artifacts")
-        self.context = [_drop_nulls(c) for c in self.context]
-        shapes.check("context", self.context, "result.context")
-        return self
-
-    def fingerprint(self) -> str:
-        return sha256_of(self.__dict__)
-
-
-def _drop_nulls(item: JSON) -> JSON:
-    if not isinstance(item, dict):
-        raise InvalidInput("each item must be an object")
-    return {k: v for k, v in item.items() if v is not None}
-
-
 async def return_result(
     store: Store, actor: Principal, task_id: str, result: ResultInput,
     expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     """Move to verifying, judge the evidence by the requester's owner's policy, move on."""
-    result.validated()
-    if result.submission_id is not None:
-        repeat = await _repeated_submission(store, actor, task_id, result)
+    submission = result.checked()
+    if submission.submission_id is not None:
+        repeat = await _repeated_submission(store, actor, task_id, submission)
         if repeat is not None:
             return repeat
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         criteria = len(task.packet["acceptance_criteria"])
-        evidence.check_indexes(result.evidence, criteria, len(result.artifacts))
+        evidence.check_indexes(submission.evidence, criteria, len(submission.artifacts))
         recorded.move(task, "return_result", "verifying", kind="result")
         previous = task.result
-        body = await _result_body(tx, task, result, recorded, previous)
-        rule = policy.pick(await tx.result_rules(task.requester_owner), task)
+        body = await _result_body(tx, task, submission, recorded, previous)
+        rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
         verdict = policy.judge(rule, body["evidence_report"])
         body.update(
             status=verdict.status, verdicts=verdict.verdicts, reason=verdict.reason,
@@ -74,25 +44,30 @@ async def return_result(
         )  # fmt: skip
         task.result = body
         if previous is not None:  # a first result has no earlier revision to supersede
-            await tx.supersede_results(task.id, body["revision"])
-        await tx.insert_result(
+            await tx.results.supersede(task.id, body["revision"])
+        await tx.results.insert(
             {
-                "id": new_id(), "task_id": task.id, "revision": body["revision"],
-                "status": body["status"], "submission_id": result.submission_id,
-                "submission_sha256": result.fingerprint(), "body": body, "created_at": recorded.at,
+                "id": new_id(),
+                "task_id": task.id,
+                "revision": body["revision"],
+                "status": body["status"],
+                "submission_id": submission.submission_id,
+                "submission_sha256": submission.fingerprint(),
+                "body": body,
+                "created_at": recorded.at,
             }
-        )  # fmt: skip
+        )
         recorded.move(task, "return_result", verdict.to_state, by_system=True, note=verdict.reason)
 
     return await run_verb(store, actor, task_id, "return_result", expected_version, act)
 
 
 async def _repeated_submission(
-    store: Store, actor: Principal, task_id: str, result: ResultInput
+    store: Store, actor: Principal, task_id: str, result: Submission
 ) -> Task | None:
     async with store.read() as tx:
         task = await visible_task(tx, actor, task_id)
-        earlier = await tx.find_submission(task_id, result.submission_id or "")
+        earlier = await tx.results.find_submission(task_id, result.submission_id or "")
     if earlier is None:
         return None
     if not is_actor("assignee", actor, task):
@@ -103,7 +78,7 @@ async def _repeated_submission(
 
 
 async def _result_body(
-    tx: Tx, task: Task, result: ResultInput, recorded: Moves, previous: JSON | None
+    tx: Tx, task: Task, result: Submission, recorded: Moves, previous: JSON | None
 ) -> JSON:
     previous_at = previous["returned_at"] if previous else None
     report = evidence.report(
@@ -134,10 +109,10 @@ async def _result_body(
 async def _held_hashes(tx: Tx, context: list[JSON]) -> dict[tuple[str, str], str]:
     held: dict[tuple[str, str], str] = {}
     packet_ids = [c["task_id"] for c in context if c["kind"] == "packet"]
-    for t in await tx.get_tasks(packet_ids):
+    for t in await tx.tasks.get_many(packet_ids):
         held[("packet", t.id)] = sha256_of(t.packet)
     checkpoint_items = [c for c in context if c["kind"] == "checkpoint"]
-    stored = await tx.checkpoint_hashes([c["checkpoint_id"] for c in checkpoint_items])
+    stored = await tx.checkpoints.hashes([c["checkpoint_id"] for c in checkpoint_items])
     for item in checkpoint_items:
         task_id, digest = stored.get(item["checkpoint_id"], ("", ""))
         if task_id == item["task_id"]:
@@ -147,28 +122,27 @@ async def _held_hashes(tx: Tx, context: list[JSON]) -> dict[tuple[str, str], str
 
 async def decide_result(
     store: Store, actor: Principal, task_id: str, decision: str,
-    verdicts: list[JSON] | None = None, reason: str | None = None,
+    verdicts: Sequence[VerdictInput | JSON] | None = None, reason: str | None = None,
     expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     """The requester's owner decides a result held for approval."""
     if decision not in DECISIONS:
         raise InvalidInput(f"decision: {decision!r} is not one of {', '.join(DECISIONS)}")
-    verdicts = [_drop_nulls(v) for v in verdicts or []]
-    shapes.check("verdicts", verdicts)
+    checked = check_verdicts(verdicts)
     shapes.check("reason", reason)
     to_state, status = DECISIONS[decision]
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         criteria = len(task.packet["acceptance_criteria"])
-        for v in verdicts:
+        for v in checked:
             if v["criterion"] >= criteria:
                 raise InvalidInput(f"verdicts: criterion {v['criterion']} is out of range ({criteria} criteria)")
         body = {
-            **(task.result or {}), "status": status, "verdicts": verdicts, "reason": reason,
+            **(task.result or {}), "status": status, "verdicts": checked, "reason": reason,
             "decided_by": actor.as_reference(), "decided_by_policy": None,
         }  # fmt: skip
         task.result = body
-        await tx.set_result(task.id, body["revision"], status, body)
+        await tx.results.set(task.id, body["revision"], status, body)
         recorded.move(task, "decide_result", to_state, note=reason)
 
     return await run_verb(store, actor, task_id, "decide_result", expected_version, act)

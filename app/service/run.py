@@ -6,7 +6,9 @@ from app.domain import moves, shapes
 from app.domain.clock import new_id, sha256_of
 from app.domain.errors import InvalidInput, NotFound, TurnBudgetExhausted
 from app.domain.principals import Principal, check_agent_id
-from app.domain.task import JSON, Task
+from app.domain.task import Task
+from app.domain.types import JSON
+from app.service.inputs import CheckpointInput, checkpoint_body
 from app.service.unit import Moves, run_verb
 from app.storage.store import Store, Tx
 
@@ -42,7 +44,7 @@ async def approve_handoff(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         task.gate.basis = "approval"
         task.gate.rule_id = None
-        await tx.close_approval(task.gate.approval_id or "", "approved", reason, recorded.at)
+        await tx.approvals.close(task.gate.approval_id or "", "approved", reason, recorded.at)
         recorded.move(task, "approve_handoff", "routed", note=reason)
 
     return await run_verb(store, actor, task_id, "approve_handoff", expected_version, act)
@@ -56,7 +58,7 @@ async def deny_task(
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.state == "waiting" and task.gate.approval_id:
-            await tx.close_approval(task.gate.approval_id, "denied", reason, recorded.at)
+            await tx.approvals.close(task.gate.approval_id, "denied", reason, recorded.at)
         recorded.move(task, "deny_task", "rejected", note=reason)
 
     return await run_verb(store, actor, task_id, "deny_task", expected_version, act)
@@ -76,7 +78,7 @@ async def wait_on(
         shapes.check("text", question, "question")
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-        if agent is not None and not await tx.agent_exists(agent):
+        if agent is not None and not await tx.principals.agent_exists(agent):
             raise NotFound(f"no agent {agent}")
         # set before the move, so that its event names the agent waited on
         task.resume_to, task.wait_agent, task.question = task.state, agent, question
@@ -126,9 +128,9 @@ async def cancel_task(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.result is not None and task.result.get("status") == "submitted":
             task.result = {**task.result, "status": "cancelled"}
-            await tx.set_result(task.id, task.result["revision"], "cancelled", task.result)
+            await tx.results.set(task.id, task.result["revision"], "cancelled", task.result)
         if task.state == "waiting" and task.waiting_on == "owner_approval" and task.gate.approval_id:
-            await tx.close_approval(task.gate.approval_id, "cancelled", reason, recorded.at)
+            await tx.approvals.close(task.gate.approval_id, "cancelled", reason, recorded.at)
         recorded.move(task, "cancel_task", "cancelled", note=reason)
 
     return await run_verb(store, actor, task_id, "cancel_task", expected_version, act)
@@ -136,10 +138,10 @@ async def cancel_task(
 
 async def hand_back(
     store: Store, actor: Principal, task_id: str, reason: str | None = None,
-    checkpoint: JSON | None = None, expected_version: int | None = None,
+    checkpoint: CheckpointInput | JSON | None = None, expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     _reason(reason)
-    body = _checkpoint_body(checkpoint) if checkpoint is not None else None
+    body = checkpoint_body(checkpoint) if checkpoint is not None else None
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if body is not None:
@@ -150,11 +152,11 @@ async def hand_back(
 
 
 async def save_checkpoint(
-    store: Store, actor: Principal, task_id: str, checkpoint: JSON,
+    store: Store, actor: Principal, task_id: str, checkpoint: CheckpointInput | JSON,
     expected_version: int | None = None,
 ) -> Task:  # fmt: skip
     """Not a move: replaces latest_checkpoint, spends one turn, records `checkpointed`."""
-    body = _checkpoint_body(checkpoint)
+    body = checkpoint_body(checkpoint)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.turn_budget is not None:
@@ -162,20 +164,13 @@ async def save_checkpoint(
                 raise TurnBudgetExhausted(f"task {task.id} has no turns left for checkpoints")
             task.turn_budget -= 1
         await _keep_checkpoint(tx, task, body, recorded, handed_back=False)
-        recorded.record(task, "checkpointed", "save_checkpoint", task.state, actor)
+        recorded.record(task, "checkpointed", "save_checkpoint", task.state)
 
     return await run_verb(store, actor, task_id, "save_checkpoint", expected_version, act)
 
 
-def _checkpoint_body(checkpoint: JSON) -> JSON:
-    if not isinstance(checkpoint, dict):
-        raise InvalidInput("checkpoint: must be an object")
-    body = shapes.with_defaults("checkpoint", {k: v for k, v in checkpoint.items() if v is not None})
-    return shapes.check("checkpoint", body)
-
-
 async def _keep_checkpoint(tx: Tx, task: Task, body: JSON, recorded: Moves, handed_back: bool) -> None:
-    await tx.insert_checkpoint(
+    await tx.checkpoints.insert(
         {
             "id": new_id(), "task_id": task.id, "body": body, "sha256": sha256_of(body),
             "agent": task.assignee, "handed_back": handed_back, "created_at": recorded.at,

@@ -20,7 +20,7 @@ Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
 async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool = False) -> Task:
     """The task, if the actor may see it; otherwise not_found, exactly as if it were absent."""
     shapes.check("task_id", task_id)
-    task = await tx.get_task(task_id, for_update=for_update)
+    task = await tx.tasks.get(task_id, for_update=for_update)
     if task is None or not await can_see(tx, actor, task):
         raise NotFound(f"no task {task_id}")
     return task
@@ -29,7 +29,7 @@ async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool 
 async def can_see(tx: Tx, actor: Principal, task: Task) -> bool:
     if sees(actor, task):
         return True
-    return actor.is_person and await tx.is_member(task.project, actor.id)
+    return actor.is_person and await tx.projects.is_member(task.project, actor.id)
 
 
 def check_version(task: Task, expected_version: int | None) -> None:
@@ -40,7 +40,8 @@ def check_version(task: Task, expected_version: int | None) -> None:
 
 
 class Moves:
-    """The events one command records, possibly across tasks (a subtask's end resumes its parent)."""
+    """The events of one command, possibly across tasks (a subtask's end resumes its parent):
+    the domain makes each move; this keeps the command's time, actor and events."""
 
     def __init__(self, actor: Principal | None) -> None:
         self.actor = actor
@@ -48,29 +49,27 @@ class Moves:
         self.events: list[Event] = []
 
     def move(
-        self, task: Task, verb: str, to_state: str, *, by_system: bool = False,
-        waiting_on: str | None = None, kind: str = "moved", note: str | None = None,
-    ) -> Event:  # fmt: skip
-        moves.move_to(task, verb, to_state)
-        from_state = task.state
-        task.state = to_state
-        task.waiting_on = waiting_on if to_state == "waiting" else None
-        if to_state != "waiting":
-            task.resume_to = task.wait_agent = task.question = None
-        return self.record(task, kind, verb, from_state, None if by_system else self.actor, note)
+        self,
+        task: Task,
+        verb: str,
+        to_state: str,
+        *,
+        by_system: bool = False,
+        waiting_on: str | None = None,
+        kind: str = "moved",
+        note: str | None = None,
+    ) -> Event:
+        actor = None if by_system or self.actor is None else self.actor.id
+        event = task.apply(
+            verb, to_state, actor=actor, at=self.at, waiting_on=waiting_on, kind=kind, note=note
+        )
+        self.events.append(event)
+        return event
 
-    def record(
-        self, task: Task, kind: str, verb: str, from_state: str | None,
-        actor: Principal | None, note: str | None = None,
-    ) -> Event:  # fmt: skip
-        task.updated_at = self.at
-        task.version += 1
-        event = Event(
-            kind=kind, task_id=task.id, project=task.project, from_state=from_state,
-            to_state=task.state, waiting_on=task.waiting_on, verb=verb,
-            actor=actor.id if actor else None, at=self.at, version=task.version,
-            task=task.to_protocol(), note=note, wait_agent=task.wait_agent,
-        )  # fmt: skip
+    def record(self, task: Task, kind: str, verb: str, from_state: str | None) -> Event:
+        """An event that is no move (created, checkpointed), by the command's actor."""
+        actor = self.actor.id if self.actor else None
+        event = task.record(kind, verb, from_state, actor, self.at)
         self.events.append(event)
         return event
 
@@ -87,9 +86,9 @@ async def run_verb(
         old_version = task.version
         recorded = Moves(actor)
         await act(tx, task, recorded)
-        await tx.update_task(task, old_version)
+        await tx.tasks.update(task, old_version)
         await resume_parent(tx, task, verb, recorded)
-        await tx.append_events(recorded.events)
+        await tx.events.append(recorded.events)
     return task
 
 
@@ -97,17 +96,17 @@ async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None
     """A task waiting on `agent` resumes by itself once every one of its subtasks has ended."""
     if child.parent_task_id is None or child.state not in table().terminal:
         return
-    parent = await tx.get_task(child.parent_task_id, for_update=True)
+    parent = await tx.tasks.get(child.parent_task_id, for_update=True)
     if parent is None or parent.state != "waiting" or parent.waiting_on != "agent":
         return
-    states = await tx.child_states(parent.id)
+    states = await tx.tasks.child_states(parent.id)
     if not all(state in table().terminal for state in states):
         return
     old_version = parent.version
     note = f"every subtask has ended (last: {child.id})"
     recorded.move(parent, "answer", moves.resume_target(parent), by_system=True, kind="answered", note=note)
     recorded.events[-1] = _with_verb(recorded.events[-1], verb)
-    await tx.update_task(parent, old_version)
+    await tx.tasks.update(parent, old_version)
 
 
 def _with_verb(event: Event, verb: str) -> Event:

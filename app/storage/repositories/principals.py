@@ -1,0 +1,67 @@
+"""Persons and agents, and the capabilities agents offer."""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, delete, func, insert, select
+
+from app.storage.repositories.base import Repository, insert_missing
+from app.storage.tables import AgentRow, CapabilityRow, PersonRow
+
+persons = PersonRow.__table__
+agents = AgentRow.__table__
+capabilities = CapabilityRow.__table__
+
+_PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("handle"))
+_AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
+_COUNT_PERSONS = select(func.count()).select_from(persons)
+_DROP_CAPABILITIES = delete(capabilities).where(capabilities.c.agent_id == bindparam("agent_id"))
+_INSERT_CAPABILITIES = insert(capabilities)
+_OFFERING = (
+    select(capabilities.c.agent_id)
+    .where(capabilities.c.kind == bindparam("kind"), capabilities.c.name == bindparam("name"))
+    .order_by(capabilities.c.agent_id)
+)
+_CAPABILITIES_OF = (
+    select(capabilities.c.kind, capabilities.c.name)
+    .where(capabilities.c.agent_id == bindparam("agent_id"))
+    .order_by(capabilities.c.kind, capabilities.c.name)
+)
+
+
+class Principals(Repository):
+    __slots__ = ()
+
+    async def ensure_person(self, handle: str, at: str) -> None:
+        if not await self.person_exists(handle):
+            await insert_missing(self.tx, persons, {"handle": handle, "created_at": at})
+
+    async def person_exists(self, handle: str) -> bool:
+        return await self.tx.one(_PERSON_EXISTS, {"handle": handle}) is not None
+
+    async def ensure_agent(self, agent_id: str, owner: str, at: str) -> None:
+        """The agent, and its owner as a person, unless they exist."""
+        await self.ensure_person(owner, at)
+        if not await self.agent_exists(agent_id):
+            row = {"id": agent_id, "owner": owner, "created_at": at}
+            await insert_missing(self.tx, agents, row)
+
+    async def agent_exists(self, agent_id: str) -> bool:
+        return await self.tx.one(_AGENT_EXISTS, {"agent_id": agent_id}) is not None
+
+    async def count_persons(self) -> int:
+        count: int = (await self.tx.conn.execute(_COUNT_PERSONS)).scalar_one()
+        return count
+
+    async def set_capabilities(self, agent_id: str, offered: list[tuple[str, str]]) -> None:
+        """Replace what the agent offers with `offered` (kind, name) pairs."""
+        await self.tx.conn.execute(_DROP_CAPABILITIES, {"agent_id": agent_id})
+        if offered:
+            rows = [{"agent_id": agent_id, "kind": k, "name": n} for k, n in dict.fromkeys(offered)]
+            await self.tx.conn.execute(_INSERT_CAPABILITIES, rows)
+
+    async def agents_offering(self, kind: str, name: str) -> list[str]:
+        return [r[0] for r in await self.tx.rows(_OFFERING, {"kind": kind, "name": name})]
+
+    async def capabilities_of(self, agent_id: str) -> list[tuple[str, str]]:
+        rows = await self.tx.rows(_CAPABILITIES_OF, {"agent_id": agent_id})
+        return [(r[0], r[1]) for r in rows]

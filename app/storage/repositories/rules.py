@@ -1,0 +1,57 @@
+"""An owner's rules: gate rules (who may hand its agents work) and result rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from sqlalchemy import Table, bindparam, delete, insert, select
+
+from app.domain.gate import GateRule
+from app.domain.policy import ResultRule
+from app.storage import mapping
+from app.storage.tables import GateRuleRow, ResultRuleRow
+
+if TYPE_CHECKING:
+    from app.storage.store import Tx
+
+gate_rules = GateRuleRow.__table__
+result_rules = ResultRuleRow.__table__
+
+Rule = TypeVar("Rule", GateRule, ResultRule)
+
+
+class Kind(Generic[Rule]):
+    """One kind of rule: its table's statements and how its row becomes a rule."""
+
+    def __init__(self, table: Table, from_row: Callable[[Any], Rule]) -> None:
+        self.from_row: Callable[[Any], Rule] = from_row
+        self.of = select(table).where(table.c.owner == bindparam("owner"))
+        self.insert = insert(table)
+        self.delete = delete(table).where(
+            table.c.id == bindparam("rule_id"), table.c.owner == bindparam("owner")
+        )
+
+
+GATE: Kind[GateRule] = Kind(gate_rules, mapping.gate_rule_from_row)
+RESULT: Kind[ResultRule] = Kind(result_rules, mapping.result_rule_from_row)
+
+
+class Rules(Generic[Rule]):
+    __slots__ = ("kind", "tx")
+
+    def __init__(self, tx: Tx, kind: Kind[Rule]) -> None:
+        self.tx = tx
+        self.kind: Kind[Rule] = kind
+
+    async def of(self, owner: str) -> list[Rule]:
+        rows = await self.tx.rows(self.kind.of, {"owner": owner})
+        return [self.kind.from_row(r) for r in rows]
+
+    async def insert(self, rule: Rule) -> None:
+        await self.tx.conn.execute(self.kind.insert, rule.__dict__)
+
+    async def delete(self, rule_id: str, owner: str) -> bool:
+        """Whether the owner had the rule (and no longer has it)."""
+        params = {"rule_id": rule_id, "owner": owner}
+        return bool((await self.tx.conn.execute(self.kind.delete, params)).rowcount == 1)

@@ -1,0 +1,66 @@
+"""Tasks: load, insert and update (optimistically, by version)."""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.domain.errors import Conflict
+from app.domain.task import Task
+from app.storage import mapping
+from app.storage.repositories.base import Repository
+from app.storage.tables import TaskRow
+
+tasks = TaskRow.__table__
+
+_INSERT = insert(tasks)
+_BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
+_BY_ID_LOCKED = _BY_ID.with_for_update()
+_UPDATE = update(tasks).where(
+    tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
+)
+_IDEMPOTENT = select(tasks).where(
+    tasks.c.created_by == bindparam("created_by"), tasks.c.idempotency_key == bindparam("key")
+)
+_CHILD_STATES = select(tasks.c.state).where(tasks.c.parent_task_id == bindparam("parent_id"))
+
+
+class Tasks(Repository):
+    __slots__ = ()
+
+    async def get(self, task_id: str, for_update: bool = False) -> Task | None:
+        stmt = _BY_ID_LOCKED if for_update and not self.tx.sqlite else _BY_ID
+        row = await self.tx.one(stmt, {"task_id": task_id})
+        return mapping.task_from_row(row) if row else None
+
+    async def get_many(self, ids: list[str]) -> list[Task]:
+        if not ids:
+            return []
+        rows = await self.tx.rows(select(tasks).where(tasks.c.id.in_(ids)))
+        return [mapping.task_from_row(r) for r in rows]
+
+    async def insert(self, task: Task, created_by: str) -> None:
+        """Conflict when the creator already used the task's idempotency key (a concurrent
+        creation committed first); the transaction is then spoilt and must be rolled back."""
+        try:
+            await self.tx.conn.execute(_INSERT, mapping.task_to_row(task, created_by))
+        except IntegrityError as error:
+            if task.idempotency_key is None:
+                raise
+            key = task.idempotency_key
+            raise Conflict(f"idempotency key {key!r} is already in use") from error
+
+    async def update(self, task: Task, old_version: int) -> None:
+        """Conflict unless the stored task is still at `old_version`."""
+        row = mapping.task_to_row(task)
+        del row["id"]
+        params = {**row, "where_id": task.id, "where_version": old_version}
+        if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
+            raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
+
+    async def find_idempotent(self, created_by: str, key: str) -> Task | None:
+        row = await self.tx.one(_IDEMPOTENT, {"created_by": created_by, "key": key})
+        return mapping.task_from_row(row) if row else None
+
+    async def child_states(self, parent_id: str) -> list[str]:
+        return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
