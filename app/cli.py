@@ -39,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--database-url", default=None)
     migrate.set_defaults(run=_migrate)
 
-    token = commands.add_parser("token", help="tokens").add_subparsers(required=True, metavar="ACTION")
+    token = commands.add_parser("token", help="tokens").add_subparsers(
+        required=True, metavar="ACTION"
+    )
     create = token.add_parser("create", help="create a principal if missing and print a new token")
     who = create.add_mutually_exclusive_group(required=True)
     who.add_argument("--owner", metavar="HANDLE")
@@ -61,9 +63,13 @@ def _serve(args: argparse.Namespace) -> int:
     from app.server import serve
 
     return serve(
-        host=args.host, port=args.port, url=database_url(args.database_url),
-        workers=args.workers, owner=args.owner, access_log=args.access_log,
-    )  # fmt: skip
+        host=args.host,
+        port=args.port,
+        url=database_url(args.database_url),
+        workers=args.workers,
+        owner=args.owner,
+        access_log=args.access_log,
+    )
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -43,10 +43,21 @@ CAROL = person("carol")
 SPY = agent("carol/spy")
 
 TASK_VERBS = (
-    "accept_task", "start_task", "wait_on", "stop_run", "resume_run", "answer",
-    "approve_handoff", "deny_task", "hand_back", "return_result", "decide_result",
-    "cancel_task", "reroute", "save_checkpoint",
-)  # fmt: skip
+    "accept_task",
+    "start_task",
+    "wait_on",
+    "stop_run",
+    "resume_run",
+    "answer",
+    "approve_handoff",
+    "deny_task",
+    "hand_back",
+    "return_result",
+    "decide_result",
+    "cancel_task",
+    "reroute",
+    "save_checkpoint",
+)
 
 FINAL = ("completed", "rejected", "cancelled")
 
@@ -71,19 +82,20 @@ async def setup(store: Store) -> None:
     alice_allowed = GateRuleInput(effect="allow", requester_owner="alice")
     await service.set_gate_rule(store, BOB, alice_allowed)
     for effect, match in [
-        ("hold", {"project": "held"}), ("hold", {"capability_kind": "data"}),
-        ("deny", {"project": "banned"}), ("deny", {"capability_kind": "deploy"}),
-    ]:  # fmt: skip
+        ("hold", {"project": "held"}),
+        ("hold", {"capability_kind": "data"}),
+        ("deny", {"project": "banned"}),
+        ("deny", {"capability_kind": "deploy"}),
+    ]:
         priority = 20 if effect == "deny" else 10
         rule = GateRuleInput(effect=effect, priority=priority, **match)
         await service.set_gate_rule(store, BOB, rule)
     for project, policy in [
-        ("review", "require_approval"), ("strict", "require_complete_evidence"),
+        ("review", "require_approval"),
+        ("strict", "require_complete_evidence"),
         ("easy", "auto_accept"),
-    ]:  # fmt: skip
-        await service.set_result_rule(
-            store, ALICE, ResultRuleInput(policy=policy, project=project)
-        )
+    ]:
+        await service.set_result_rule(store, ALICE, ResultRuleInput(policy=policy, project=project))
 
 
 @pytest.fixture(name="store")
@@ -145,9 +157,12 @@ def handoff_input(
 
 
 async def give(
-    store: Store, by: Principal = PLANNER, project: str = "work", assignee: str = "bob/coder",
+    store: Store,
+    by: Principal = PLANNER,
+    project: str = "work",
+    assignee: str = "bob/coder",
     **fields: Any,
-) -> Task:  # fmt: skip
+) -> Task:
     """Hand a task off (the gate runs in the same call)."""
     return await service.handoff(store, by, handoff_input(project, assignee, **fields))
 
@@ -211,9 +226,12 @@ def position_id(position: tuple[str, str | None, str | None]) -> str:
 
 
 async def drive(
-    store: Store, state: str, waiting_on: str | None = None, resume_to: str | None = None,
+    store: Store,
+    state: str,
+    waiting_on: str | None = None,
+    resume_to: str | None = None,
     **fields: Any,
-) -> Task:  # fmt: skip
+) -> Task:
     """A fresh task at (state, waiting_on, resume_to), reached through the service verbs.
 
     `requested` and `verifying` never outlast the call that enters them (the gate and the
@@ -296,19 +314,19 @@ async def snapshot(store: Store, task_id: str | None = None) -> dict[str, Any]:
     async with store.read() as tx:
         if task_id is None:
             return {
-                "tasks": len(await tx._rows(select(tasks.c.id))),
+                "tasks": len(await tx.rows(select(tasks.c.id))),
                 "events": len(await tx.events.after(0, 100_000)),
             }
-        row = await tx._one(select(tasks).where(tasks.c.id == task_id))
+        row = await tx.one(select(tasks).where(tasks.c.id == task_id))
         return {
             "task": dict(row._mapping),
             "events": [e.__dict__ for e in await tx.events.after(0, 10_000, task_id=task_id)],
-            "results": _rows(await tx._rows(select(results).where(results.c.task_id == task_id))),
+            "results": _rows(await tx.rows(select(results).where(results.c.task_id == task_id))),
             "checkpoints": _rows(
-                await tx._rows(select(checkpoints).where(checkpoints.c.task_id == task_id))
+                await tx.rows(select(checkpoints).where(checkpoints.c.task_id == task_id))
             ),
             "approvals": _rows(
-                await tx._rows(select(approvals).where(approvals.c.task_id == task_id))
+                await tx.rows(select(approvals).where(approvals.c.task_id == task_id))
             ),
         }
 

@@ -211,7 +211,10 @@ async def subscribers_reach(server: Server, n: int, timeout: float = 15) -> None
 
 def last_cursor(server: Server, token: str, project: str) -> str:
     """The cursor of the newest event of `project` the token sees."""
-    query = "query($p: String, $a: String) { task_events(project: $p, first: 500, after: $a) { edges { cursor } page_info { has_next_page end_cursor } } }"
+    query = (
+        "query($p: String, $a: String) { task_events(project: $p, first: 500, after: $a) "
+        "{ edges { cursor } page_info { has_next_page end_cursor } } }"
+    )
     after = None
     while True:
         page = server.data(query, {"p": project, "a": after}, token)["task_events"]

@@ -52,7 +52,7 @@ class Subscription(threading.Thread):
                 ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": body}))
                 self.subscribed.set()
                 self._read(ws)
-        except Exception as error:  # noqa: BLE001 - reported to the test through `failures`
+        except Exception as error:
             self.failures.append(repr(error))
             self.subscribed.set()
 

@@ -33,7 +33,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from graphql import FragmentDefinitionNode, parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +131,10 @@ class Server:
 
     def register(self, owner_token: str, name: str, capabilities: list[dict] | None = None) -> str:
         """Register <owner>/<name> through the API; its token."""
-        query = "mutation($n: String!, $c: [CapabilityInput!]) { register_agent(name: $n, capabilities: $c) { token } }"
+        query = (
+            "mutation($n: String!, $c: [CapabilityInput!]) "
+            "{ register_agent(name: $n, capabilities: $c) { token } }"
+        )
         return self.data(query, {"n": name, "c": capabilities}, owner_token)["register_agent"][
             "token"
         ]

@@ -19,7 +19,7 @@ from factory import (
     packet,
     position_id,
     refused,
-)  # fmt: skip
+)
 
 from app import service
 from app.domain.actors import actor_for, is_actor

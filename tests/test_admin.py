@@ -51,9 +51,7 @@ async def test_a_malformed_result_rule_is_invalid_input(store, fields: dict) -> 
 
 async def test_an_owner_deletes_only_its_own_rules(store) -> None:
     gate_rule = await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
-    result_rule = await service.set_result_rule(
-        store, ALICE, ResultRuleInput(policy="auto_accept")
-    )
+    result_rule = await service.set_result_rule(store, ALICE, ResultRuleInput(policy="auto_accept"))
     with pytest.raises(NotFound):
         await service.delete_gate_rule(store, ALICE, gate_rule.id)
     with pytest.raises(NotFound):

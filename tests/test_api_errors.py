@@ -11,6 +11,7 @@ from factory import (
     cast_store,  # noqa: F401 (this module's `store`: with the cast)
     give,
 )
+from graphql import GraphQLError
 from server import in_process
 
 from app import service
@@ -19,7 +20,6 @@ from app.domain import errors as domain_errors
 from app.domain.errors import InvalidState, NotFound, PrickleError, ProtocolError
 from app.events.hub import FellBehind
 from app.storage.store import Store
-from graphql import GraphQLError
 
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { id } }"
 

@@ -27,7 +27,7 @@ async def test_registering_an_agent_returns_its_id_and_a_token_for_it(store) -> 
 async def test_only_the_hash_of_a_token_is_stored(store) -> None:
     token = await service.create_token(store, person("alice"))
     async with store.read() as tx:
-        stored = [r[0] for r in await tx._rows(select(TokenRow.__table__.c.token_sha256))]
+        stored = [r[0] for r in await tx.rows(select(TokenRow.__table__.c.token_sha256))]
     assert stored == [token_digest(token)]
     assert token not in stored
 

@@ -29,9 +29,15 @@ from app.storage.store import Store
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = ROOT / "test-artifacts"
 PROJECT = "board"
 TASKS = 500
@@ -47,10 +53,13 @@ needs_chromium = pytest.mark.skipif(
 
 # The assignee's verbs that spread the seeded tasks across the columns.
 SPREAD = [
-    (), ("accept_task",), ("accept_task", "start_task"),
-    ("accept_task", "start_task", "wait_on"), ("accept_task", "start_task", "return_result"),
+    (),
+    ("accept_task",),
+    ("accept_task", "start_task"),
+    ("accept_task", "start_task", "wait_on"),
+    ("accept_task", "start_task", "return_result"),
     ("hand_back",),
-]  # fmt: skip
+]
 
 
 @dataclass
@@ -92,26 +101,36 @@ async def _rich_family(store: Store) -> str:
     await call(store, "accept_task", CODER, top.id)
     await call(store, "start_task", CODER, top.id)
     rich = await give(
-        store, by=CODER, project=PROJECT, assignee="bob/helper", parent_task_id=top.id,
+        store,
+        by=CODER,
+        project=PROJECT,
+        assignee="bob/helper",
+        parent_task_id=top.id,
         display_title="Health endpoint and its docs",
         packet=packet(depends_on=[dependency.id], context="The service runs behind nginx."),
-    )  # fmt: skip
+    )
     await call(store, "accept_task", HELPER, rich.id)
     await call(store, "start_task", HELPER, rich.id)
     await give(
-        store, by=HELPER, project=PROJECT, assignee="bob/coder", parent_task_id=rich.id,
+        store,
+        by=HELPER,
+        project=PROJECT,
+        assignee="bob/coder",
+        parent_task_id=rich.id,
         display_title="Document /health in the README",
-    )  # fmt: skip
+    )
     checkpoint = {
         "progress": "The handler answers 200; the README section is drafted.",
-        "decisions": ["Answer JSON, not plain text"], "next_steps": ["Link it from the index"],
-        "open_questions": ["Should /health check the database?"], "files_touched": ["app/main.py"],
-    }  # fmt: skip
+        "decisions": ["Answer JSON, not plain text"],
+        "next_steps": ["Link it from the index"],
+        "open_questions": ["Should /health check the database?"],
+        "files_touched": ["app/main.py"],
+    }
     await call(store, "save_checkpoint", HELPER, rich.id, checkpoint=checkpoint)
     items = [
         evidence([0], summary="curl -i /health answers 200", url="https://ci.example/runs/1"),
         evidence(kind="note", summary="The README draft is open for review"),
-    ]  # fmt: skip
+    ]
     await call(store, "return_result", HELPER, rich.id, result=result(items))
     return rich.id
 
@@ -273,13 +292,28 @@ def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
     detail.wait_for()
     shown = detail.inner_text()
     for text in [
-        "Health endpoint and its docs", "PACKET", "The service runs behind nginx.",
-        "ACCEPTANCE CRITERIA", "GET /health answers 200", "uncovered",
-        "LATEST CHECKPOINT", "The handler answers 200", "Should /health check the database?",
-        "RESULT", "curl -i /health answers 200", "Evidence report", "incomplete",
-        "PARENT", "Ship the health check", "CHILDREN", "Document /health in the README",
-        "DEPENDENCIES", "Write the API schema", "EVENTS", "return_result",
-    ]:  # fmt: skip
+        "Health endpoint and its docs",
+        "PACKET",
+        "The service runs behind nginx.",
+        "ACCEPTANCE CRITERIA",
+        "GET /health answers 200",
+        "uncovered",
+        "LATEST CHECKPOINT",
+        "The handler answers 200",
+        "Should /health check the database?",
+        "RESULT",
+        "curl -i /health answers 200",
+        "Evidence report",
+        "incomplete",
+        "PARENT",
+        "Ship the health check",
+        "CHILDREN",
+        "Document /health in the README",
+        "DEPENDENCIES",
+        "Write the API schema",
+        "EVENTS",
+        "return_result",
+    ]:
         assert text in shown, f"{text!r} is not in the detail panel"
     assert detail.locator("a[href='https://ci.example/runs/1']").count() == 1
     page.set_viewport_size({"width": 1680, "height": 1400})

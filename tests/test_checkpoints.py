@@ -15,7 +15,7 @@ from factory import (
     refused,
     result,
     snapshot,
-)  # fmt: skip
+)
 from sqlalchemy import select
 
 from app import service
@@ -24,14 +24,17 @@ from app.domain.errors import InvalidInput, TurnBudgetExhausted
 from app.storage.store import checkpoints
 
 FILLED = {
-    "progress": "wrote the handler", "decisions": [], "files_touched": [],
-    "next_steps": ["document it"], "open_questions": [],
-}  # fmt: skip
+    "progress": "wrote the handler",
+    "decisions": [],
+    "files_touched": [],
+    "next_steps": ["document it"],
+    "open_questions": [],
+}
 
 
 async def stored_checkpoints(store, task_id: str) -> list:  # type: ignore[no-untyped-def]
     async with store.read() as tx:
-        return await tx._rows(select(checkpoints).where(checkpoints.c.task_id == task_id))
+        return await tx.rows(select(checkpoints).where(checkpoints.c.task_id == task_id))
 
 
 @pytest.mark.parametrize(
@@ -56,8 +59,10 @@ async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(
     )
     assert saved.latest_checkpoint == FILLED
     assert saved.latest_checkpoint_by == {
-        "agent": "bob/coder", "provenance": "agent_generated", "handed_back": False,
-    }  # fmt: skip
+        "agent": "bob/coder",
+        "provenance": "agent_generated",
+        "handed_back": False,
+    }
     assert saved.updated_at > task.updated_at
     event = (await events_of(store, task.id))[-1]
     assert (event.kind, event.verb, event.actor) == ("checkpointed", "save_checkpoint", "bob/coder")

@@ -52,7 +52,7 @@ async def test_migrate_then_token_create_prints_a_token_that_authenticates(
 async def test_the_installed_script_creates_a_token_on_an_empty_database(database_url: str) -> None:
     created = prickle(
         "token", "create", "--owner", "bob", "--database-url", database_url, script=SCRIPT.exists()
-    )  # fmt: skip
+    )
     assert created.returncode == 0, created.stderr
     store = Store(database_url)
     try:

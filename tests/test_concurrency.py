@@ -20,7 +20,7 @@ from factory import (
     load,
     setup,
     snapshot,
-)  # fmt: skip
+)
 
 from app import service
 from app.domain.errors import Conflict, InvalidState, ProtocolError, TurnBudgetExhausted

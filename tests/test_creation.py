@@ -15,7 +15,7 @@ from factory import (
     packet,
     refused,
     snapshot,
-)  # fmt: skip
+)
 
 from app import service
 from app.domain.errors import InvalidInput, NotFound
@@ -47,10 +47,14 @@ async def test_the_same_idempotency_key_from_another_principal_creates_another_t
 
 
 async def test_request_capability_is_idempotent_by_key_too(store) -> None:
-    inp = lambda: RequestCapabilityInput(
-        project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"},
-        idempotency_key="k-2",
-    )  # fmt: skip
+    def inp() -> RequestCapabilityInput:
+        return RequestCapabilityInput(
+            project="work",
+            packet=packet(),
+            capability={"kind": "repo", "name": "prickle"},
+            idempotency_key="k-2",
+        )
+
     first = await service.request_capability(store, PLANNER, inp())
     counts = await snapshot(store)
     assert (await service.request_capability(store, PLANNER, inp())).id == first.id
@@ -141,16 +145,28 @@ async def test_a_malformed_task_id_is_invalid_input(store) -> None:
     ("verb", "kw", "error"),
     [
         pytest.param("wait_on", {"on": "robot"}, InvalidInput, id="wait-on-robot"),
-        pytest.param("wait_on", {"on": "agent", "agent": "Alice"}, InvalidInput, id="wait-on-bad-agent"),
-        pytest.param("wait_on", {"on": "human", "agent": "alice/planner"}, InvalidInput,
-                     id="wait-on-human-naming-agent"),
-        pytest.param("wait_on", {"on": "agent", "agent": "alice/ghost"}, NotFound, id="wait-on-unknown-agent"),
-        pytest.param("wait_on", {"on": "human", "question": "?" * 4001}, InvalidInput, id="question-4001"),
+        pytest.param(
+            "wait_on", {"on": "agent", "agent": "Alice"}, InvalidInput, id="wait-on-bad-agent"
+        ),
+        pytest.param(
+            "wait_on",
+            {"on": "human", "agent": "alice/planner"},
+            InvalidInput,
+            id="wait-on-human-naming-agent",
+        ),
+        pytest.param(
+            "wait_on", {"on": "agent", "agent": "alice/ghost"}, NotFound, id="wait-on-unknown-agent"
+        ),
+        pytest.param(
+            "wait_on", {"on": "human", "question": "?" * 4001}, InvalidInput, id="question-4001"
+        ),
         pytest.param("hand_back", {"reason": "r" * 1001}, InvalidInput, id="reason-1001"),
         pytest.param("cancel_task", {"reason": "r" * 1001}, InvalidInput, id="cancel-reason-1001"),
-        pytest.param("save_checkpoint", {"checkpoint": "progress"}, InvalidInput, id="checkpoint-not-object"),
+        pytest.param(
+            "save_checkpoint", {"checkpoint": "progress"}, InvalidInput, id="checkpoint-not-object"
+        ),
     ],
-)  # fmt: skip
+)
 async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(
     store, verb, kw, error
 ) -> None:
@@ -164,14 +180,20 @@ async def test_a_verb_with_bad_arguments_is_refused_and_changes_nothing(
     [
         pytest.param({"assignee": "not an agent"}, InvalidInput, id="malformed-assignee"),
         pytest.param({"assignee": "bob/ghost"}, NotFound, id="unknown-assignee"),
-        pytest.param({"assignee": None, "capability": {"kind": "mcp", "name": "x"}}, NotFound,
-                     id="nobody-offers"),
+        pytest.param(
+            {"assignee": None, "capability": {"kind": "mcp", "name": "x"}},
+            NotFound,
+            id="nobody-offers",
+        ),
         pytest.param({"assignee": None}, InvalidInput, id="neither"),
         pytest.param({"capability": {"kind": "repo", "name": "prickle"}}, InvalidInput, id="both"),
-        pytest.param({"assignee": None, "capability": {"kind": "spell", "name": "x"}}, InvalidInput,
-                     id="unknown-capability-kind"),
+        pytest.param(
+            {"assignee": None, "capability": {"kind": "spell", "name": "x"}},
+            InvalidInput,
+            id="unknown-capability-kind",
+        ),
     ],
-)  # fmt: skip
+)
 async def test_a_reroute_with_bad_arguments_is_refused_and_changes_nothing(
     store, kw, error
 ) -> None:

@@ -83,7 +83,9 @@ async def test_resume_from_a_cursor_replays_exactly_what_came_after(store, hub) 
     await stream.aclose()
 
 
-async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay(store, hub) -> None:
+async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay(
+    store, hub
+) -> None:
     """With no subscriber the hub follows the commits without reading them; a subscriber
     that comes later hears only what happens after it, and a cursor still replays all."""
     alice, coder, writer = await _people(store)
@@ -102,8 +104,11 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     assert [(e.verb, e.seq) for e in await heard] == [("start_task", last + 1)]
     replay = events_for(hub, store, alice, Filters(), after=0)
     assert [e.verb for e in await _take(replay, 4)] == [
-        "handoff", "handoff", "accept_task", "start_task",
-    ]  # fmt: skip
+        "handoff",
+        "handoff",
+        "accept_task",
+        "start_task",
+    ]
     await live.aclose()
     await replay.aclose()
 

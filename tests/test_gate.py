@@ -14,7 +14,7 @@ from factory import (
     packet,
     register_agents,
     snapshot,
-)  # fmt: skip
+)
 from sqlalchemy import select
 
 from app import service
@@ -28,14 +28,24 @@ from app.service.inputs import (
 from app.storage.store import approvals
 
 REQUEST = Request(
-    assignee_owner="bob", requester_owner="alice", requester_agent="alice/planner",
-    project="web", deliverable_type="code", capability_kind="repo",
-)  # fmt: skip
+    assignee_owner="bob",
+    requester_owner="alice",
+    requester_agent="alice/planner",
+    project="web",
+    deliverable_type="code",
+    capability_kind="repo",
+)
 
 
 def rule(id: str, effect: str, priority: int = 0, owner: str = "bob", **match: str) -> GateRule:
-    return GateRule(id=id, owner=owner, effect=effect, priority=priority,
-                    created_at=f"2026-01-01T00:00:0{id[-1]}Z", **match)  # fmt: skip
+    return GateRule(
+        id=id,
+        owner=owner,
+        effect=effect,
+        priority=priority,
+        created_at=f"2026-01-01T00:00:0{id[-1]}Z",
+        **match,
+    )
 
 
 # The decision itself (domain).
@@ -69,10 +79,13 @@ def test_among_rules_of_equal_priority_the_older_decides() -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("project", "web"), ("requester_owner", "alice"), ("requester_agent", "alice/planner"),
-        ("deliverable_type", "code"), ("capability_kind", "repo"),
+        ("project", "web"),
+        ("requester_owner", "alice"),
+        ("requester_agent", "alice/planner"),
+        ("deliverable_type", "code"),
+        ("capability_kind", "repo"),
     ],
-)  # fmt: skip
+)
 def test_a_rule_matches_on_each_field_it_sets(field: str, value: str) -> None:
     assert decide(REQUEST, [rule("r1", "allow", **{field: value})]).outcome == "routed"
     other = "other-value" if field != "requester_agent" else "alice/other"
@@ -142,7 +155,7 @@ async def test_with_no_matching_rule_the_handoff_is_held_for_the_owner(store) ->
     task = await give(store)
     assert (task.state, task.waiting_on, task.gate.basis) == ("waiting", "owner_approval", None)
     async with store.read() as tx:
-        [row] = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+        [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert (row.id, row.owner, row.status) == (task.gate.approval_id, "bob", "pending")
 
 
@@ -153,7 +166,7 @@ async def test_approving_a_held_handoff_routes_it_with_basis_approval(store) -> 
     assert (routed.state, routed.waiting_on) == ("routed", None)
     assert (routed.gate.basis, routed.gate.approval_id) == ("approval", task.gate.approval_id)
     async with store.read() as tx:
-        [row] = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+        [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert (row.status, row.reason) == ("approved", "ok")
 
 
@@ -163,7 +176,7 @@ async def test_denying_a_held_handoff_rejects_it(store) -> None:
     rejected = await service.deny_task(store, BOB, task.id, reason="no")
     assert (rejected.state, rejected.waiting_on) == ("rejected", None)
     async with store.read() as tx:
-        [row] = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+        [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert row.status == "denied"
 
 
@@ -220,7 +233,7 @@ async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
         "owner_approval",
     )
     async with store.read() as tx:
-        rows = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+        rows = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert [(r.owner, r.status) for r in rows] == [("carol", "pending")]
     routed = await service.approve_handoff(store, CAROL, task.id)
     assert (routed.state, routed.gate.basis) == ("routed", "approval")
@@ -263,5 +276,5 @@ async def test_cancelling_a_held_task_closes_its_approval(store) -> None:
     cancelled = await service.cancel_task(store, PLANNER, task.id)
     assert (cancelled.state, cancelled.waiting_on) == ("cancelled", None)
     async with store.read() as tx:
-        [row] = await tx._rows(select(approvals).where(approvals.c.task_id == task.id))
+        [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert row.status == "cancelled"

@@ -13,7 +13,7 @@ from factory import (
     drive,
     give,
     result,
-)  # fmt: skip
+)
 from sqlalchemy import select
 
 from app import service
@@ -61,9 +61,12 @@ async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_ga
     await service.approve_handoff(store, CAROL, sub.id)
     done = await finish(store, sub.id, assignee=agent("carol/spy"))
     assert done.result["lineage"]["cause"] == {
-        "kind": "task", "task_id": parent.id, "basis": "approval", "rule_id": None,
+        "kind": "task",
+        "task_id": parent.id,
+        "basis": "approval",
+        "rule_id": None,
         "approval_id": sub.gate.approval_id,
-    }  # fmt: skip
+    }
     assert_valid(done)
 
 
@@ -75,8 +78,11 @@ async def test_a_subtask_let_through_by_a_rule_names_the_rule(store) -> None:
     done = await finish(store, sub.id, assignee=agent("carol/spy"))
     cause = done.result["lineage"]["cause"]
     assert (cause["kind"], cause["basis"], cause["rule_id"], cause["approval_id"]) == (
-        "task", "rule", allow.id, None,
-    )  # fmt: skip
+        "task",
+        "rule",
+        allow.id,
+        None,
+    )
 
 
 async def test_a_subtask_to_an_agent_of_the_same_owner_has_basis_same_owner(store) -> None:
@@ -88,7 +94,7 @@ async def test_a_subtask_to_an_agent_of_the_same_owner_has_basis_same_owner(stor
 
 async def _checkpoint_id(store, task_id: str) -> str:  # type: ignore[no-untyped-def]
     async with store.read() as tx:
-        rows = await tx._rows(select(checkpoints.c.id).where(checkpoints.c.task_id == task_id))
+        rows = await tx.rows(select(checkpoints.c.id).where(checkpoints.c.task_id == task_id))
     return rows[-1][0]
 
 
@@ -97,9 +103,13 @@ async def test_context_whose_hashes_match_what_the_server_holds_is_attested(stor
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     context = [
         {"kind": "packet", "task_id": task.id, "sha256": sha256_of(task.packet)},
-        {"kind": "checkpoint", "task_id": task.id, "checkpoint_id": await _checkpoint_id(store, task.id),
-         "sha256": sha256_of(saved.latest_checkpoint)},
-    ]  # fmt: skip
+        {
+            "kind": "checkpoint",
+            "task_id": task.id,
+            "checkpoint_id": await _checkpoint_id(store, task.id),
+            "sha256": sha256_of(saved.latest_checkpoint),
+        },
+    ]
     done = await service.return_result(store, CODER, task.id, result(context=context))
     assert done.result["provenance_status"] == "attested"
     assert done.result["lineage"]["context"] == context
@@ -127,8 +137,14 @@ async def test_a_checkpoint_named_under_another_task_is_only_claimed(store) -> N
     task = await drive(store, "working")
     saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     other = await drive(store, "working")
-    context = [{"kind": "checkpoint", "task_id": other.id, "checkpoint_id": await _checkpoint_id(store, task.id),
-                "sha256": sha256_of(saved.latest_checkpoint)}]  # fmt: skip
+    context = [
+        {
+            "kind": "checkpoint",
+            "task_id": other.id,
+            "checkpoint_id": await _checkpoint_id(store, task.id),
+            "sha256": sha256_of(saved.latest_checkpoint),
+        }
+    ]
     done = await service.return_result(store, CODER, other.id, result(context=context))
     assert done.result["provenance_status"] == "claimed"
 

@@ -23,7 +23,7 @@ from factory import (
     position_id,
     refused,
     result,
-)  # fmt: skip
+)
 
 from app import service
 from app.api.errors import extensions
@@ -78,34 +78,65 @@ CASES = [
     Case(_at("verifying"), "cancel_task", PLANNER, "cancelled"),
     # The result policy's moves out of verifying, made inside return_result.
     Case(_at("working"), "return_result", CODER, "completed", label="policy-v0"),
-    Case(_at("working"), "return_result", CODER, "approval", label="policy-review",
-         kw={"project": "review"}),
-    Case(_at("working"), "return_result", CODER, "working", label="policy-strict",
-         kw={"project": "strict", "result": result([{"kind": "note", "summary": "half",
-                                                       "criteria": [0]}])}),
+    Case(
+        _at("working"),
+        "return_result",
+        CODER,
+        "approval",
+        label="policy-review",
+        kw={"project": "review"},
+    ),
+    Case(
+        _at("working"),
+        "return_result",
+        CODER,
+        "working",
+        label="policy-strict",
+        kw={
+            "project": "strict",
+            "result": result([{"kind": "note", "summary": "half", "criteria": [0]}]),
+        },
+    ),
     Case(_at("approval"), "decide_result", ALICE, "completed", kw={"decision": "accept"}),
     Case(_at("approval"), "decide_result", ALICE, "working", kw={"decision": "request_changes"}),
     Case(_at("approval"), "decide_result", ALICE, "rejected", kw={"decision": "reject"}),
     Case(_at("approval"), "cancel_task", PLANNER, "cancelled"),
     Case(_at("returned"), "reroute", PLANNER, "routed", kw={"assignee": "bob/coder"}),
-    Case(_at("returned"), "reroute", PLANNER, "waiting", "owner_approval",
-         kw={"assignee": None, "capability": {"kind": "data", "name": "warehouse"}}),
-    Case(_at("returned"), "reroute", PLANNER, "rejected",
-         kw={"assignee": None, "capability": {"kind": "deploy", "name": "prod"}}),
+    Case(
+        _at("returned"),
+        "reroute",
+        PLANNER,
+        "waiting",
+        "owner_approval",
+        kw={"assignee": None, "capability": {"kind": "data", "name": "warehouse"}},
+    ),
+    Case(
+        _at("returned"),
+        "reroute",
+        PLANNER,
+        "rejected",
+        kw={"assignee": None, "capability": {"kind": "deploy", "name": "prod"}},
+    ),
     Case(_at("returned"), "cancel_task", PLANNER, "cancelled"),
-]  # fmt: skip
+]
 
 for _from in ("accepted", "working"):
     CASES += [
         Case(_at(_from), "wait_on", CODER, "waiting", "human", kw={"on": "human"}),
-        Case(_at(_from), "wait_on", CODER, "waiting", "agent",
-             kw={"on": "agent", "agent": "alice/planner"}),
+        Case(
+            _at(_from),
+            "wait_on",
+            CODER,
+            "waiting",
+            "agent",
+            kw={"on": "agent", "agent": "alice/planner"},
+        ),
         Case(_at(_from), "stop_run", BOB, "waiting", "stopped"),
         Case(_at("waiting", "stopped", _from), "resume_run", BOB, _from),
         Case(_at("waiting", "human", _from), "answer", ALICE, _from, kind="answered"),
         Case(_at("waiting", "human", _from), "answer", BOB, _from, kind="answered"),
         Case(_at("waiting", "agent", _from), "answer", PLANNER, _from, kind="answered"),
-    ]  # fmt: skip
+    ]
     for _on in ("human", "agent", "stopped"):
         hander = BOB if _on == "stopped" else CODER
         CASES += [
@@ -166,8 +197,11 @@ async def test_handoff_records_created_then_the_gate_move_by_the_system(
     assert (created.verb, created.actor, created.version) == ("handoff", "alice/planner", 1)
     assert (gated.kind, gated.from_state, gated.to_state) == ("moved", "requested", to_state)
     assert (gated.verb, gated.actor, gated.waiting_on, gated.version) == (
-        "handoff", None, waiting_on, 2,
-    )  # fmt: skip
+        "handoff",
+        None,
+        waiting_on,
+        2,
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,14 +221,20 @@ async def test_request_capability_records_created_then_the_gate_move_by_the_syst
     created, gated = await events_of(store, task.id)
     assert (created.kind, created.verb) == ("created", "request_capability")
     assert (gated.from_state, gated.to_state, gated.verb, gated.actor) == (
-        "requested", to_state, "request_capability", None,
-    )  # fmt: skip
+        "requested",
+        to_state,
+        "request_capability",
+        None,
+    )
 
 
 def test_the_cases_cover_every_move_and_verb_of_the_table() -> None:
     covered = {(c.from_state, c.to, c.verb) for c in CASES}
-    covered |= {("requested", to, verb) for to in ("routed", "waiting", "rejected")
-                for verb in ("handoff", "request_capability")}  # fmt: skip
+    covered |= {
+        ("requested", to, verb)
+        for to in ("routed", "waiting", "rejected")
+        for verb in ("handoff", "request_capability")
+    }
     listed = {(m.from_state, m.to_state, v) for m in table().moves for v in m.verbs}
     assert covered == listed
     assert len({(f, t) for f, t, _ in covered}) == 35
@@ -214,9 +254,19 @@ async def test_leaving_waiting_clears_waiting_on_and_what_it_waited_for(store) -
     assert (task.wait_agent, task.question, task.resume_to) == ("alice/planner", "Port?", "working")
     task = await service.answer(store, PLANNER, task.id, "8080")
     stored = await load(store, task.id)
-    assert (stored.state, stored.waiting_on, stored.wait_agent, stored.question, stored.resume_to) == (
-        "working", None, None, None, None,
-    )  # fmt: skip
+    assert (
+        stored.state,
+        stored.waiting_on,
+        stored.wait_agent,
+        stored.question,
+        stored.resume_to,
+    ) == (
+        "working",
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None:
@@ -228,11 +278,21 @@ async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None
 
 # A principal who would be the verb's actor, so that only the state refuses it.
 RIGHT_ACTOR = {
-    "accept_task": CODER, "start_task": CODER, "wait_on": CODER, "return_result": CODER,
-    "hand_back": CODER, "save_checkpoint": CODER, "stop_run": BOB, "resume_run": BOB,
-    "approve_handoff": BOB, "deny_task": BOB, "decide_result": ALICE, "answer": ALICE,
-    "cancel_task": PLANNER, "reroute": PLANNER,
-}  # fmt: skip
+    "accept_task": CODER,
+    "start_task": CODER,
+    "wait_on": CODER,
+    "return_result": CODER,
+    "hand_back": CODER,
+    "save_checkpoint": CODER,
+    "stop_run": BOB,
+    "resume_run": BOB,
+    "approve_handoff": BOB,
+    "deny_task": BOB,
+    "decide_result": ALICE,
+    "answer": ALICE,
+    "cancel_task": PLANNER,
+    "reroute": PLANNER,
+}
 
 
 @pytest.mark.parametrize("position", POSITIONS, ids=position_id)
@@ -258,11 +318,19 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
 def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actors() -> None:
     for (state, waiting_on), verbs in ALLOWED.items():
         task = Task(
-            id="T1", project="work", state=state, assignee="bob/coder", packet=packet(),
+            id="T1",
+            project="work",
+            state=state,
+            assignee="bob/coder",
+            packet=packet(),
             requested_by={"kind": "agent", "agent_id": "alice/planner"},
-            route={"via": "handoff"}, created_at="", updated_at="", requester="alice/planner",
-            waiting_on=waiting_on, wait_agent="alice/planner" if waiting_on == "agent" else None,
-        )  # fmt: skip
+            route={"via": "handoff"},
+            created_at="",
+            updated_at="",
+            requester="alice/planner",
+            waiting_on=waiting_on,
+            wait_agent="alice/planner" if waiting_on == "agent" else None,
+        )
         offered = set()
         for who in (ALICE, PLANNER, BOB, CODER):
             offered |= set(allowed_verbs(task, who))

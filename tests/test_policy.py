@@ -10,11 +10,17 @@ from app.domain.task import Task
 
 def task(**fields) -> Task:  # type: ignore[no-untyped-def]
     base = {
-        "id": "T1", "project": "web", "state": "verifying", "assignee": "bob/coder",
-        "packet": packet(), "requested_by": {"kind": "agent", "agent_id": "alice/planner"},
-        "route": {"via": "handoff"}, "created_at": "", "updated_at": "",
+        "id": "T1",
+        "project": "web",
+        "state": "verifying",
+        "assignee": "bob/coder",
+        "packet": packet(),
+        "requested_by": {"kind": "agent", "agent_id": "alice/planner"},
+        "route": {"via": "handoff"},
+        "created_at": "",
+        "updated_at": "",
         "requester": "alice/planner",
-    }  # fmt: skip
+    }
     return Task(**{**base, **fields})
 
 

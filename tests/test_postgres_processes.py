@@ -75,10 +75,14 @@ def test_four_migrations_started_together_all_succeed(pg_database_url: str) -> N
     running = [
         subprocess.Popen(
             [sys.executable, "-m", "app.cli", "migrate"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(4)
-    ]  # fmt: skip
+    ]
     for process in running:
         out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
@@ -128,7 +132,8 @@ async def test_a_subscriber_of_one_server_receives_every_move_made_through_anoth
     # woken by NOTIFY, not by the 1 s poll (which would make the median about 0.5 s)
     assert statistics.median(latencies) < 0.4, latencies
     print(
-        f"\nmutation sent -> its event on the other server: median {statistics.median(latencies) * 1000:.0f} ms"
+        "\nmutation sent -> its event on the other server: median "
+        f"{statistics.median(latencies) * 1000:.0f} ms"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 from factory import (
@@ -20,7 +21,7 @@ from factory import (
     give,
     load,
     result,
-)  # fmt: skip
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -120,9 +121,11 @@ async def check_invariants(store: Store, task_id: str) -> None:
 
 
 @settings(
-    max_examples=50, deadline=None, derandomize=True,
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)  # fmt: skip
+)
 @given(
     project=st.sampled_from(["work", "held", "review", "strict", "easy"]),
     budget=st.sampled_from([None, 0, 1, 3]),
@@ -137,8 +140,6 @@ async def test_a_task_is_always_the_replay_of_its_event_log_and_valid_against_th
     await check_invariants(store, task.id)
     for _ in range(length):
         verb, who, args = step(rng, await load(store, task.id))
-        try:
+        with contextlib.suppress(ProtocolError):  # a refused step is part of the walk
             await call(store, verb, who, task.id, **args)
-        except ProtocolError:
-            pass
         await check_invariants(store, task.id)

@@ -19,7 +19,7 @@ from factory import (
     refused,
     result,
     snapshot,
-)  # fmt: skip
+)
 from sqlalchemy import select
 
 from app import service
@@ -33,7 +33,7 @@ HALF = [evidence([0])]  # cites criterion 0 of 2
 
 async def revisions(store, task_id: str) -> list[tuple[int, str]]:  # type: ignore[no-untyped-def]
     async with store.read() as tx:
-        rows = await tx._rows(select(results).where(results.c.task_id == task_id))
+        rows = await tx.rows(select(results).where(results.c.task_id == task_id))
     return sorted((r.revision, r.status) for r in rows)
 
 
@@ -47,8 +47,10 @@ async def test_by_default_v0_completes_a_result_of_the_required_shape(store) -> 
     assert done.state == "completed"
     body = done.result
     assert (body["status"], body["decided_by"], body["decided_by_policy"]) == (
-        "accepted", {"kind": "system"}, "v0",
-    )  # fmt: skip
+        "accepted",
+        {"kind": "system"},
+        "v0",
+    )
     assert (body["revision"], body["returned_by"], body["verified_by"]) == (
         1,
         "bob/coder",
@@ -164,9 +166,13 @@ async def test_only_the_requesters_owner_decides_and_only_from_approval(store) -
 async def test_a_decision_with_a_verdict_on_a_missing_criterion_is_invalid_input(store) -> None:
     held = await returned(store, project="review")
     await refused(
-        store, held.id, InvalidInput, "decide_result", ALICE,
+        store,
+        held.id,
+        InvalidInput,
+        "decide_result",
+        ALICE,
         verdicts=[{"criterion": 2, "accepted": True}],
-    )  # fmt: skip
+    )
     await refused(store, held.id, InvalidInput, "decide_result", ALICE, decision="maybe")
 
 
@@ -198,9 +204,13 @@ async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store)
     task = await drive(store, "working", project="strict")
     await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     error = await refused(
-        store, task.id, Conflict, "return_result", CODER,
+        store,
+        task.id,
+        Conflict,
+        "return_result",
+        CODER,
         result=result(summary="something else", submission_id="s-1"),
-    )  # fmt: skip
+    )
     assert error.code == "conflict"
 
 
@@ -276,6 +286,10 @@ async def test_only_the_assignee_may_repeat_a_submission(store) -> None:
             store, task.id, Forbidden, "return_result", who, result=result(submission_id="s-1")
         )
         await refused(
-            store, task.id, Forbidden, "return_result", who,
+            store,
+            task.id,
+            Forbidden,
+            "return_result",
+            who,
             result=result(summary="other", submission_id="s-1"),
-        )  # fmt: skip
+        )

@@ -4,6 +4,7 @@ gapless sequence under concurrent writers (the replay racing their commits)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
@@ -118,11 +119,11 @@ async def test_ten_concurrent_writers_give_every_subscriber_one_gapless_sequence
 async def test_a_snapshot_is_never_followed_by_an_event_it_already_contains(cast: Cast) -> None:
     """Moves racing the snapshot: each later event is newer than the snapshot's version."""
     task = cast.handoff("alice/coder", "alice/writer", "race")
-    mover = asyncio.create_task(
-        asyncio.to_thread(
-            lambda: [cast.move(by, verb, task["id"]) for by, verb, _ in FIVE_MOVES[:4]]
-        )
-    )
+
+    def moves() -> list[Any]:
+        return [cast.move(by, verb, task["id"]) for by, verb, _ in FIVE_MOVES[:4]]
+
+    mover = asyncio.get_running_loop().run_in_executor(None, moves)
     async with opened(cast.server, cast.token("alice"), TRANSPORT) as live:
         await live.subscribe({"task_id": task["id"]}, query=BRIEF)
         snapshot = await live.event()

@@ -55,9 +55,15 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
 @pytest.fixture(scope="module")
 def cast(live_server: Server) -> Cast:
     return Cast(live_server).add(
-        "alice", "bob", "carol", "dave", "alice/coder", "alice/writer", "bob/builder",
+        "alice",
+        "bob",
+        "carol",
+        "dave",
+        "alice/coder",
+        "alice/writer",
+        "bob/builder",
         "carol/helper",
-    )  # fmt: skip
+    )
 
 
 def variables(cast: Cast, filters: dict[str, str], t: str) -> dict[str, Any]:

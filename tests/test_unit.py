@@ -19,7 +19,7 @@ from factory import (
     load,
     refused,
     result,
-)  # fmt: skip
+)
 
 from app import service
 from app.domain.errors import Conflict, InvalidState, NotFound
@@ -87,9 +87,17 @@ async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(
 
     child_event = (await events_of(store, second.id))[-1]
     parent_event = (await events_of(store, parent.id))[-1]
-    assert (parent_event.kind, parent_event.from_state, parent_event.to_state, parent_event.actor) == (
-        "answered", "waiting", resume_to, None,
-    )  # fmt: skip
+    assert (
+        parent_event.kind,
+        parent_event.from_state,
+        parent_event.to_state,
+        parent_event.actor,
+    ) == (
+        "answered",
+        "waiting",
+        resume_to,
+        None,
+    )
     assert parent_event.verb == "return_result"  # the mutation that caused it
     assert table().find("waiting", resume_to, "answer")  # the table's move, made by the server
     # Same transaction: the resume is logged right after the child's last event, at its time.

@@ -22,9 +22,10 @@ from __future__ import annotations
 import logging
 import re
 
+from graphql import GraphQLError
+
 from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
-from graphql import GraphQLError
 
 log = logging.getLogger("app.api")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import (
     MaxAliasesLimiter,
@@ -25,7 +26,6 @@ from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
-from graphql import GraphQLError
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000

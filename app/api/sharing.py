@@ -21,12 +21,12 @@ from collections.abc import Hashable
 from contextvars import ContextVar
 from typing import Any
 
+from graphql import OperationType
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.api.types import TaskEvent
-from graphql import OperationType
 
-SHARED_RESULTS = 1024  # events × (document, variables, viewer) kept; evicted oldest first
+SHARED_RESULTS = 1024  # events times (document, variables, viewer) kept; evicted oldest first
 
 _results: OrderedDict[Hashable, Any] = OrderedDict()
 _UNKEYED = object()

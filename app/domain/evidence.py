@@ -32,7 +32,10 @@ def report(
     evidence: list[JSON], criteria_count: int, now: datetime, previous_returned_at: str | None
 ) -> JSON:
     coverage = [
-        {"criterion": c, "evidence": [i for i, e in enumerate(evidence) if c in e.get("criteria", [])]}
+        {
+            "criterion": c,
+            "evidence": [i for i, e in enumerate(evidence) if c in e.get("criteria", [])],
+        }
         for c in range(criteria_count)
     ]
     general = [i for i, e in enumerate(evidence) if not e.get("criteria")]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MATCH_FIELDS = ("project", "requester_owner", "requester_agent", "deliverable_type", "capability_kind")
+MATCH_FIELDS = (
+    "project",
+    "requester_owner",
+    "requester_agent",
+    "deliverable_type",
+    "capability_kind",
+)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.domain.actors import actor_for, is_actor
 from app.domain.errors import Forbidden, InvalidState
 from app.domain.principals import Principal
-from app.domain.table import SYSTEM, Move, table
+from app.domain.table import SYSTEM, table
 from app.domain.task import Task
 
 
@@ -25,14 +25,6 @@ def check(task: Task, verb: str, principal: Principal | None) -> None:
         raise InvalidState(verb, task.state, task.waiting_on)
     if principal is not None and not is_actor(actor, principal, task):
         raise Forbidden(f"{principal.id} may not {verb} this task")
-
-
-def move_to(task: Task, verb: str, to_state: str) -> Move:
-    """The table's move from the task's state to `to_state` by `verb`; InvalidState if none."""
-    move = table().find(task.state, to_state, verb)
-    if move is None:
-        raise InvalidState(verb, task.state, task.waiting_on)
-    return move
 
 
 def resume_target(task: Task) -> str:

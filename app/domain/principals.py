@@ -58,7 +58,11 @@ def check_handle(handle: str, what: str = "handle") -> str:
 
 
 def check_agent_id(agent_id: str, what: str = "agent id") -> str:
-    if not isinstance(agent_id, str) or len(agent_id) > AGENT_ID_MAX or not AGENT_ID.match(agent_id):
+    if (
+        not isinstance(agent_id, str)
+        or len(agent_id) > AGENT_ID_MAX
+        or not AGENT_ID.match(agent_id)
+    ):
         raise InvalidInput(f"{what} {agent_id!r} must look like owner/name (lowercase, digits, -)")
     return agent_id
 

@@ -15,10 +15,25 @@ __all__ = ["JSON", "PROTOCOL_FIELDS", "Gate", "Task"]
 
 # Fields of the protocol's task object, in schema order; everything else on Task is ours.
 PROTOCOL_FIELDS = (
-    "id", "project", "state", "waiting_on", "requester", "assignee", "packet", "result",
-    "latest_checkpoint", "latest_checkpoint_by", "parent_task_id", "created_at", "updated_at",
-    "requested_by", "origin_message_id", "route", "display_title", "turn_budget",
-)  # fmt: skip
+    "id",
+    "project",
+    "state",
+    "waiting_on",
+    "requester",
+    "assignee",
+    "packet",
+    "result",
+    "latest_checkpoint",
+    "latest_checkpoint_by",
+    "parent_task_id",
+    "created_at",
+    "updated_at",
+    "requested_by",
+    "origin_message_id",
+    "route",
+    "display_title",
+    "turn_budget",
+)
 
 
 @dataclass

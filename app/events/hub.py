@@ -190,7 +190,7 @@ class Hub:
                 try:
                     await self._listen()
                     break
-                except Exception as error:  # noqa: BLE001 - the database may be briefly away
+                except Exception as error:
                     log.warning("LISTEN reconnection failed (%s); retrying in %.1fs", error, delay)
                     delay = min(delay * 2, most)
             log.warning("the LISTEN connection is back")
@@ -207,5 +207,5 @@ class Hub:
                 await asyncio.wait_for(self._listener.fetchval("SELECT 1"), LISTEN_CHECK_SECONDS)  # type: ignore[union-attr]
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - any failure means the connection is gone
+            except Exception:
                 return

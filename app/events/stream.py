@@ -44,7 +44,9 @@ async def events_for(
 ) -> AsyncIterator[Event]:
     """Every event the principal may see, in seq order, without gap or duplicate."""
     async with store.read() as tx:
-        projects = set(await tx.projects.projects_of(principal.id)) if principal.is_person else set()
+        projects = (
+            set(await tx.projects.projects_of(principal.id)) if principal.is_person else set()
+        )
     wants = visible_to(principal, projects, filters)
     sub = hub.subscribe(wants)
     try:
@@ -82,16 +84,29 @@ async def _snapshot(store: Store, task_id: str, wants) -> Event | None:  # type:
     if task is None:
         return None
     event = Event(
-        kind="snapshot", task_id=task.id, project=task.project, from_state=None,
-        to_state=task.state, waiting_on=task.waiting_on, verb=None, actor=None,
-        at=task.updated_at, version=task.version, task=task.to_protocol(), seq=last,
+        kind="snapshot",
+        task_id=task.id,
+        project=task.project,
+        from_state=None,
+        to_state=task.state,
+        waiting_on=task.waiting_on,
+        verb=None,
+        actor=None,
+        at=task.updated_at,
+        version=task.version,
+        task=task.to_protocol(),
+        seq=last,
         wait_agent=task.wait_agent,
-    )  # fmt: skip
+    )
     return event if wants(event) else None
 
 
 async def _replay(
-    store: Store, cursor: int, until: int, wants, task_id: str | None  # type: ignore[no-untyped-def]
+    store: Store,
+    cursor: int,
+    until: int,
+    wants,
+    task_id: str | None,  # type: ignore[no-untyped-def]
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:

@@ -9,7 +9,6 @@ from app.domain.clock import new_id, now, rfc3339
 from app.domain.errors import Forbidden, NotFound
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
-from app.domain.types import JSON
 from app.domain.principals import (
     Principal,
     agent,
@@ -18,6 +17,7 @@ from app.domain.principals import (
     check_project,
     owner_of,
 )
+from app.domain.types import JSON
 from app.service.auth import issue
 from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
 from app.storage.store import Store
@@ -131,4 +131,3 @@ async def add_project_member(store: Store, actor: Principal, project: str, handl
             raise NotFound(f"no person {handle}")
         await tx.projects.add_member(project, handle, "member", at)
     return True
-

@@ -62,14 +62,22 @@ async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JS
             await visible_task(tx, actor, inp.parent_task_id)
         recorded = Moves(actor)
         task = Task(
-            id=new_id(), project=inp.project, state="requested", assignee=assignee,
-            packet=packet, requested_by=actor.as_reference(), route=route,
-            created_at=recorded.at, updated_at=recorded.at,
+            id=new_id(),
+            project=inp.project,
+            state="requested",
+            assignee=assignee,
+            packet=packet,
+            requested_by=actor.as_reference(),
+            route=route,
+            created_at=recorded.at,
+            updated_at=recorded.at,
             requester=None if actor.is_person else actor.id,
-            parent_task_id=inp.parent_task_id, origin_message_id=inp.origin_message_id,
-            display_title=inp.display_title, turn_budget=inp.turn_budget,
+            parent_task_id=inp.parent_task_id,
+            origin_message_id=inp.origin_message_id,
+            display_title=inp.display_title,
+            turn_budget=inp.turn_budget,
             idempotency_key=inp.idempotency_key,
-        )  # fmt: skip
+        )
         recorded.record(task, "created", verb, None)
         await _pass_gate(tx, task, verb, recorded)
         await _found_project(tx, task.project, actor, recorded.at)
@@ -80,9 +88,13 @@ async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JS
 
 
 async def reroute(
-    store: Store, actor: Principal, task_id: str, assignee: str | None = None,
-    capability: CapabilityInput | JSON | None = None, expected_version: int | None = None,
-) -> Task:  # fmt: skip
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    assignee: str | None = None,
+    capability: CapabilityInput | JSON | None = None,
+    expected_version: int | None = None,
+) -> Task:
     """Send a handed-back task again, to the same or another assignee, through the gate."""
     if (assignee is None) == (capability is None):
         raise InvalidInput("reroute takes exactly one of assignee or capability")
@@ -123,9 +135,13 @@ async def _pass_gate(
         waiting_on = "owner_approval"
         await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
     recorded.move(
-        task, verb, decision.to_state, by_system=by_system, waiting_on=waiting_on,
+        task,
+        verb,
+        decision.to_state,
+        by_system=by_system,
+        waiting_on=waiting_on,
         note=decision.reason,
-    )  # fmt: skip
+    )
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:

@@ -15,14 +15,20 @@ from app.service.inputs import ResultInput, Submission, VerdictInput, check_verd
 from app.service.unit import Moves, run_verb, visible_task
 from app.storage.store import Store, Tx
 
-DECISIONS = {"accept": ("completed", "accepted"), "request_changes": ("working", "rejected"),
-             "reject": ("rejected", "rejected")}  # fmt: skip
+DECISIONS = {
+    "accept": ("completed", "accepted"),
+    "request_changes": ("working", "rejected"),
+    "reject": ("rejected", "rejected"),
+}
 
 
 async def return_result(
-    store: Store, actor: Principal, task_id: str, result: ResultInput,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    result: ResultInput,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     """Move to verifying, judge the evidence by the requester's owner's policy, move on."""
     submission = result.checked()
     if submission.submission_id is not None:
@@ -39,9 +45,12 @@ async def return_result(
         rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
         verdict = policy.judge(rule, body["evidence_report"])
         body.update(
-            status=verdict.status, verdicts=verdict.verdicts, reason=verdict.reason,
-            decided_by=verdict.decided_by, decided_by_policy=verdict.decided_by_policy,
-        )  # fmt: skip
+            status=verdict.status,
+            verdicts=verdict.verdicts,
+            reason=verdict.reason,
+            decided_by=verdict.decided_by,
+            decided_by_policy=verdict.decided_by_policy,
+        )
         task.result = body
         if previous is not None:  # a first result has no earlier revision to supersede
             await tx.results.supersede(task.id, body["revision"])
@@ -73,7 +82,9 @@ async def _repeated_submission(
     if not is_actor("assignee", actor, task):
         raise Forbidden(f"{actor.id} may not return_result on this task")
     if earlier._mapping["submission_sha256"] != result.fingerprint():
-        raise Conflict(f"submission {result.submission_id} was already used with a different result")
+        raise Conflict(
+            f"submission {result.submission_id} was already used with a different result"
+        )
     return task
 
 
@@ -99,7 +110,9 @@ async def _result_body(
             "context": result.context,
             "recorded_at": recorded.at,
         },
-        "provenance_status": lineage.provenance_status(result.context, await _held_hashes(tx, result.context)),
+        "provenance_status": lineage.provenance_status(
+            result.context, await _held_hashes(tx, result.context)
+        ),
     }
     if result.submission_id is not None:
         body["submission_id"] = result.submission_id
@@ -121,10 +134,14 @@ async def _held_hashes(tx: Tx, context: list[JSON]) -> dict[tuple[str, str], str
 
 
 async def decide_result(
-    store: Store, actor: Principal, task_id: str, decision: str,
-    verdicts: Sequence[VerdictInput | JSON] | None = None, reason: str | None = None,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    decision: str,
+    verdicts: Sequence[VerdictInput | JSON] | None = None,
+    reason: str | None = None,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     """The requester's owner decides a result held for approval."""
     if decision not in DECISIONS:
         raise InvalidInput(f"decision: {decision!r} is not one of {', '.join(DECISIONS)}")
@@ -136,14 +153,19 @@ async def decide_result(
         criteria = len(task.packet["acceptance_criteria"])
         for v in checked:
             if v["criterion"] >= criteria:
-                raise InvalidInput(f"verdicts: criterion {v['criterion']} is out of range ({criteria} criteria)")
+                raise InvalidInput(
+                    f"verdicts: criterion {v['criterion']} is out of range ({criteria} criteria)"
+                )
         body = {
-            **(task.result or {}), "status": status, "verdicts": checked, "reason": reason,
-            "decided_by": actor.as_reference(), "decided_by_policy": None,
-        }  # fmt: skip
+            **(task.result or {}),
+            "status": status,
+            "verdicts": checked,
+            "reason": reason,
+            "decided_by": actor.as_reference(),
+            "decided_by_policy": None,
+        }
         task.result = body
         await tx.results.set(task.id, body["revision"], status, body)
         recorded.move(task, "decide_result", to_state, note=reason)
 
     return await run_verb(store, actor, task_id, "decide_result", expected_version, act)
-

@@ -17,18 +17,27 @@ def _reason(reason: str | None) -> str | None:
     return shapes.check("reason", reason)
 
 
-async def accept_task(store: Store, actor: Principal, task_id: str, expected_version: int | None = None) -> Task:
+async def accept_task(
+    store: Store, actor: Principal, task_id: str, expected_version: int | None = None
+) -> Task:
     return await _simple(store, actor, task_id, "accept_task", "accepted", expected_version)
 
 
-async def start_task(store: Store, actor: Principal, task_id: str, expected_version: int | None = None) -> Task:
+async def start_task(
+    store: Store, actor: Principal, task_id: str, expected_version: int | None = None
+) -> Task:
     return await _simple(store, actor, task_id, "start_task", "working", expected_version)
 
 
 async def _simple(
-    store: Store, actor: Principal, task_id: str, verb: str, to_state: str,
-    expected_version: int | None, note: str | None = None,
-) -> Task:  # fmt: skip
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    to_state: str,
+    expected_version: int | None,
+    note: str | None = None,
+) -> Task:
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         recorded.move(task, verb, to_state, note=note)
 
@@ -36,9 +45,12 @@ async def _simple(
 
 
 async def approve_handoff(
-    store: Store, actor: Principal, task_id: str, reason: str | None = None,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    reason: str | None = None,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     _reason(reason)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
@@ -51,9 +63,12 @@ async def approve_handoff(
 
 
 async def deny_task(
-    store: Store, actor: Principal, task_id: str, reason: str | None = None,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    reason: str | None = None,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     _reason(reason)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
@@ -65,9 +80,14 @@ async def deny_task(
 
 
 async def wait_on(
-    store: Store, actor: Principal, task_id: str, on: str, question: str | None = None,
-    agent: str | None = None, expected_version: int | None = None,
-) -> Task:  # fmt: skip
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    on: str,
+    question: str | None = None,
+    agent: str | None = None,
+    expected_version: int | None = None,
+) -> Task:
     if on not in ("human", "agent"):
         raise InvalidInput(f"on: {on!r} is not one of human, agent")
     if agent is not None:
@@ -88,9 +108,12 @@ async def wait_on(
 
 
 async def stop_run(
-    store: Store, actor: Principal, task_id: str, reason: str | None = None,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    reason: str | None = None,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     _reason(reason)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
@@ -112,7 +135,9 @@ async def answer(
     return await run_verb(store, actor, task_id, "answer", expected_version, act)
 
 
-async def resume_run(store: Store, actor: Principal, task_id: str, expected_version: int | None = None) -> Task:
+async def resume_run(
+    store: Store, actor: Principal, task_id: str, expected_version: int | None = None
+) -> Task:
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         recorded.move(task, "resume_run", moves.resume_target(task))
 
@@ -120,16 +145,23 @@ async def resume_run(store: Store, actor: Principal, task_id: str, expected_vers
 
 
 async def cancel_task(
-    store: Store, actor: Principal, task_id: str, reason: str | None = None,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    reason: str | None = None,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     _reason(reason)
 
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if task.result is not None and task.result.get("status") == "submitted":
             task.result = {**task.result, "status": "cancelled"}
             await tx.results.set(task.id, task.result["revision"], "cancelled", task.result)
-        if task.state == "waiting" and task.waiting_on == "owner_approval" and task.gate.approval_id:
+        if (
+            task.state == "waiting"
+            and task.waiting_on == "owner_approval"
+            and task.gate.approval_id
+        ):
             await tx.approvals.close(task.gate.approval_id, "cancelled", reason, recorded.at)
         recorded.move(task, "cancel_task", "cancelled", note=reason)
 
@@ -137,9 +169,13 @@ async def cancel_task(
 
 
 async def hand_back(
-    store: Store, actor: Principal, task_id: str, reason: str | None = None,
-    checkpoint: CheckpointInput | JSON | None = None, expected_version: int | None = None,
-) -> Task:  # fmt: skip
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    reason: str | None = None,
+    checkpoint: CheckpointInput | JSON | None = None,
+    expected_version: int | None = None,
+) -> Task:
     _reason(reason)
     body = checkpoint_body(checkpoint) if checkpoint is not None else None
 
@@ -152,9 +188,12 @@ async def hand_back(
 
 
 async def save_checkpoint(
-    store: Store, actor: Principal, task_id: str, checkpoint: CheckpointInput | JSON,
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    checkpoint: CheckpointInput | JSON,
     expected_version: int | None = None,
-) -> Task:  # fmt: skip
+) -> Task:
     """Not a move: replaces latest_checkpoint, spends one turn, records `checkpointed`."""
     body = checkpoint_body(checkpoint)
 
@@ -169,13 +208,20 @@ async def save_checkpoint(
     return await run_verb(store, actor, task_id, "save_checkpoint", expected_version, act)
 
 
-async def _keep_checkpoint(tx: Tx, task: Task, body: JSON, recorded: Moves, handed_back: bool) -> None:
+async def _keep_checkpoint(
+    tx: Tx, task: Task, body: JSON, recorded: Moves, handed_back: bool
+) -> None:
     await tx.checkpoints.insert(
         {
-            "id": new_id(), "task_id": task.id, "body": body, "sha256": sha256_of(body),
-            "agent": task.assignee, "handed_back": handed_back, "created_at": recorded.at,
+            "id": new_id(),
+            "task_id": task.id,
+            "body": body,
+            "sha256": sha256_of(body),
+            "agent": task.assignee,
+            "handed_back": handed_back,
+            "created_at": recorded.at,
         }
-    )  # fmt: skip
+    )
     task.latest_checkpoint = body
     task.latest_checkpoint_by = {
         "agent": task.assignee,

@@ -75,9 +75,13 @@ class Moves:
 
 
 async def run_verb(
-    store: Store, actor: Principal, task_id: str, verb: str,
-    expected_version: int | None, act: Act,
-) -> Task:  # fmt: skip
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    expected_version: int | None,
+    act: Act,
+) -> Task:
     """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
     async with store.write() as tx:
         task = await visible_task(tx, actor, task_id, for_update=True)
@@ -104,7 +108,9 @@ async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None
         return
     old_version = parent.version
     note = f"every subtask has ended (last: {child.id})"
-    recorded.move(parent, "answer", moves.resume_target(parent), by_system=True, kind="answered", note=note)
+    recorded.move(
+        parent, "answer", moves.resume_target(parent), by_system=True, kind="answered", note=note
+    )
     recorded.events[-1] = _with_verb(recorded.events[-1], verb)
     await tx.tasks.update(parent, old_version)
 

@@ -50,7 +50,11 @@ def create_engine(url: str) -> AsyncEngine:
         _tune_sqlite(engine.sync_engine)
         return engine
     engine = create_async_engine(
-        url, json_serializer=_dumps, json_deserializer=orjson.loads, pool_size=10, max_overflow=20,
+        url,
+        json_serializer=_dumps,
+        json_deserializer=orjson.loads,
+        pool_size=10,
+        max_overflow=20,
     )
     _ping_when_idle(engine.sync_engine)
     return engine

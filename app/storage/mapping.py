@@ -41,21 +41,40 @@ def task_to_row(task: Task, created_by: str | None = None) -> dict[str, Any]:
 def event_from_row(row: Any) -> Event:
     m = row._mapping
     return Event(
-        kind=m["kind"], task_id=m["task_id"], project=m["project"], from_state=m["from_state"],
-        to_state=m["to_state"], waiting_on=m["waiting_on"], verb=m["verb"], actor=m["actor"],
-        at=m["at"], version=m["version"], task=m["task"], note=m["note"], seq=m["seq"],
+        kind=m["kind"],
+        task_id=m["task_id"],
+        project=m["project"],
+        from_state=m["from_state"],
+        to_state=m["to_state"],
+        waiting_on=m["waiting_on"],
+        verb=m["verb"],
+        actor=m["actor"],
+        at=m["at"],
+        version=m["version"],
+        task=m["task"],
+        note=m["note"],
+        seq=m["seq"],
         wait_agent=m["wait_agent"],
-    )  # fmt: skip
+    )
 
 
 def event_to_row(event: Event, seq: int) -> dict[str, Any]:
     return {
-        "seq": seq, "task_id": event.task_id, "project": event.project, "kind": event.kind,
-        "from_state": event.from_state, "to_state": event.to_state,
-        "waiting_on": event.waiting_on, "verb": event.verb, "actor": event.actor,
-        "at": event.at, "version": event.version, "note": event.note, "task": event.task,
+        "seq": seq,
+        "task_id": event.task_id,
+        "project": event.project,
+        "kind": event.kind,
+        "from_state": event.from_state,
+        "to_state": event.to_state,
+        "waiting_on": event.waiting_on,
+        "verb": event.verb,
+        "actor": event.actor,
+        "at": event.at,
+        "version": event.version,
+        "note": event.note,
+        "task": event.task,
         "wait_agent": event.wait_agent,
-    }  # fmt: skip
+    }
 
 
 def gate_rule_from_row(row: Any) -> GateRule:

@@ -84,7 +84,7 @@ async def task_page(
     stmt = select(tasks).where(visible(principal), *_task_filters(filters))
     if after is not None:
         stmt = stmt.where(tasks.c.id > after)
-    rows = await tx._rows(stmt.order_by(tasks.c.id).limit(first + 1))
+    rows = await tx.rows(stmt.order_by(tasks.c.id).limit(first + 1))
     return Page([mapping.task_from_row(r) for r in rows[:first]], len(rows) > first)
 
 
@@ -99,7 +99,7 @@ async def tasks_by_id(tx: Tx, principal: Principal, ids: Sequence[str]) -> dict[
     if not ids:
         return {}
     stmt = select(tasks).where(_among(tx, tasks.c.id, ids), visible(principal))
-    return {t.id: t for t in map(mapping.task_from_row, await tx._rows(stmt))}
+    return {t.id: t for t in map(mapping.task_from_row, await tx.rows(stmt))}
 
 
 async def children_of(
@@ -110,7 +110,7 @@ async def children_of(
         stmt = select(tasks).where(
             _among(tx, tasks.c.parent_task_id, parent_ids), visible(principal)
         )
-        for row in await tx._rows(stmt.order_by(tasks.c.id)):
+        for row in await tx.rows(stmt.order_by(tasks.c.id)):
             task = mapping.task_from_row(row)
             found[task.parent_task_id or ""].append(task)
     return found
@@ -128,7 +128,7 @@ async def results_of(
             .where(_among(tx, results.c.task_id, task_ids), visible(principal))
             .order_by(results.c.task_id, results.c.revision)
         )
-        for task_id, body in await tx._rows(stmt):
+        for task_id, body in await tx.rows(stmt):
             found[task_id].append(body)
     return found
 
@@ -144,7 +144,7 @@ async def checkpoints_of(
             .where(_among(tx, checkpoints.c.task_id, task_ids), visible(principal))
             .order_by(checkpoints.c.task_id, checkpoints.c.id)
         )
-        for row in await tx._rows(stmt):
+        for row in await tx.rows(stmt):
             found[row.task_id].append(SavedCheckpoint(**row._mapping))
     return found
 
@@ -160,7 +160,7 @@ async def events_of(
     found: dict[str, list[Event]] = defaultdict(list)
     if task_ids:
         stmt = _events().where(_among(tx, events.c.task_id, task_ids), visible(principal))
-        for row in await tx._rows(stmt.order_by(events.c.seq)):
+        for row in await tx.rows(stmt.order_by(events.c.seq)):
             found[row.task_id].append(mapping.event_from_row(row))
     return found
 
@@ -181,7 +181,7 @@ async def event_page(
     stmt = _events().where(*_event_filters(principal, filters))
     if after is not None:
         stmt = stmt.where(events.c.seq > after)
-    rows = await tx._rows(stmt.order_by(events.c.seq).limit(first + 1))
+    rows = await tx.rows(stmt.order_by(events.c.seq).limit(first + 1))
     return Page([mapping.event_from_row(r) for r in rows[:first]], len(rows) > first)
 
 

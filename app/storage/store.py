@@ -132,9 +132,6 @@ class Tx:
     async def one(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
         return (await self.conn.execute(stmt, params)).first()
 
-    _rows = rows
-    _one = one
-
     @cached_property
     def tasks(self) -> Tasks:
         return Tasks(self)

@@ -436,20 +436,29 @@ async def bare_burst_times(size: int) -> list[float]:
 def execution_us(events: int = 2000) -> float:
     """Microseconds graphql-core and Strawberry take, in this process, to execute the resume's
     selection for one event (the median of RUNS passes over `events` events)."""
+    from graphql import parse
+
     from app.api.schema import schema
     from app.api.sharing import SharingExecutor
     from app.api.types import TaskEvent
     from app.domain.events import Event
-    from graphql import parse
 
     executor = SharingExecutor.build(
         schema._schema, parse(SUBSCRIBE), context_value=None, raw_variable_values={}
     )
     moved = {
-        "kind": "moved", "task_id": "bench", "project": "bench", "from_state": "routed",
-        "to_state": "accepted", "waiting_on": None, "verb": "accept_task",
-        "actor": "admin/coder", "at": "2026-12-02T00:00:00Z", "version": 3, "task": {},
-    }  # fmt: skip
+        "kind": "moved",
+        "task_id": "bench",
+        "project": "bench",
+        "from_state": "routed",
+        "to_state": "accepted",
+        "waiting_on": None,
+        "verb": "accept_task",
+        "actor": "admin/coder",
+        "at": "2026-12-02T00:00:00Z",
+        "version": 3,
+        "task": {},
+    }
     payloads = [TaskEvent.from_domain(Event(**moved, seq=seq)) for seq in range(events)]
     took = []
     for _ in range(RUNS):
@@ -467,8 +476,10 @@ def raw_server() -> Iterator[tuple[int, int]]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.bench.raw_broadcast", str(port)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         yield port, process.pid
@@ -521,8 +532,10 @@ async def last_arrival(conns: list[ClientConnection], trigger) -> tuple[float, i
 
 async def fan_out(setup: Setup) -> dict[str, Any]:
     # each trigger is one accept_task: exactly one event to every subscriber of "fan"
-    fan = [(await setup.gql(HANDOFF, {"input": handoff_input("fan")}))["handoff"]["id"]
-           for _ in range(RUNS + 1)]  # fmt: skip
+    fan = [
+        (await setup.gql(HANDOFF, {"input": handoff_input("fan")}))["handoff"]["id"]
+        for _ in range(RUNS + 1)
+    ]
     rss_before = rss_kib(setup.pid)
 
     async def subscriber() -> ClientConnection:

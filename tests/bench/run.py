@@ -111,9 +111,9 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
         "Measured by `python -m tests.bench --backend both` (see `tests/bench/`): real",
         "`prickle serve` processes on 127.0.0.1, each measure beside its floor in the same run,",
         f"medians of {b.RUNS} runs. The load client is in the bench process: httpx.AsyncClient",
-        f"(HTTP/1.1 keep-alive, {b.CONCURRENCY} requests in flight, one connection each) for both sides of the HTTP",
-        "ratio; the `websockets` client for both sides of the fan-out and of the resume's",
-        "bare-server line.",
+        f"(HTTP/1.1 keep-alive, {b.CONCURRENCY} requests in flight, one connection each) for both",
+        "sides of the HTTP ratio; the `websockets` client for both sides of the fan-out and of",
+        "the resume's bare-server line.",
         "",
         (
             f"Machine: {env['nproc']} cores, {env['memory_gib']} GiB, Python {env['python']}, "
@@ -136,8 +136,13 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
             "the same" if target is None else f"{op.replace('>=', '≥').replace('<=', '≤')} {target}"
         )
         lines.append(f"| {label} | {goal} | " + " | ".join(cells) + " |")
-    lines += ["", "## The figures behind them", "", "| figure | " + " | ".join(backends) + " |",
-              "|---|" + "---|" * len(backends)]  # fmt: skip
+    lines += [
+        "",
+        "## The figures behind them",
+        "",
+        "| figure | " + " | ".join(backends) + " |",
+        "|---|" + "---|" * len(backends),
+    ]
     rows = [
         ("`{ __typename }` requests/s", "http", "typename_rps", "{:.0f}"),
         (
