@@ -33,6 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--owner", default="admin", help="owner created on an empty database")
     serve.add_argument("--access-log", action="store_true", help="log a line per request")
+    serve.add_argument(
+        "--rate-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mutations a second per principal, a burst of 2N, in each process; 0 turns it "
+        "off (default: PRICKLE_RATE_LIMIT or 50)",
+    )
     serve.set_defaults(run=_serve)
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
@@ -69,6 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         owner=args.owner,
         access_log=args.access_log,
+        rate_limit=args.rate_limit,
     )
 
 

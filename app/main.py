@@ -22,6 +22,7 @@ from strawberry.types.unset import UNSET, UnsetType
 from app import board, debug
 from app.api import errors
 from app.api.context import Context, get_context
+from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
 from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
 from app.domain.errors import InvalidInput
@@ -132,7 +133,10 @@ async def _nothing() -> dict[str, Any]:
     return {"type": "http.disconnect"}
 
 
-def create_app(database_url: str | None = None) -> Starlette:
+def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Starlette:
+    """The app on `database_url`, limiting each principal to `rate` mutations a second
+    (a burst of twice that; 0: no limit)."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = Store(database_url)
@@ -163,7 +167,9 @@ def create_app(database_url: str | None = None) -> Starlette:
         *board.routes(),
         *debug.routes(),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.rate_limit = rate_limit(rate)
+    return app
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -178,9 +184,10 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 def app_from_environment() -> Starlette:
-    """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default)."""
+    """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default), the
+    mutation rate limit from PRICKLE_RATE_LIMIT (or the default)."""
     _collect_garbage_less_often()
-    return create_app(os.environ.get("PRICKLE_DATABASE_URL"))
+    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate())
 
 
 def _collect_garbage_less_often() -> None:

@@ -10,6 +10,8 @@ import sys
 
 import uvicorn
 
+from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
+from app.api.limits import configured_rate
 from app.domain.principals import person
 from app.service import create_token
 from app.storage.engine import is_sqlite
@@ -26,10 +28,17 @@ def serve(
     workers: int = 1,
     owner: str = "admin",
     access_log: bool = False,
+    rate_limit: int | None = None,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
-    (docs/performance.md)."""
+    (docs/performance.md). `rate_limit`: mutations a second per principal in each process
+    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit)."""
+    try:
+        rate = configured_rate(rate_limit)
+    except ValueError as error:
+        print(f"prickle: {error}", file=sys.stderr)
+        return 2
     if workers < 1:
         print("prickle: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -47,6 +56,7 @@ def serve(
         print(f"owner token for {handle}:", flush=True)
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
+    os.environ[RATE_LIMIT_VARIABLE] = str(rate)
     uvicorn.run(
         FACTORY,
         factory=True,

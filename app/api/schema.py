@@ -1,5 +1,7 @@
 """The schema: queries, mutations, the subscription, limits and error codes.
 
+Every Mutation field spends one of its caller's tokens before its resolver runs
+(`SpendsAToken`, docs/limits.md): a document with three mutations spends three.
 `prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
 """
 
@@ -10,6 +12,7 @@ from typing import Any
 from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import (
+    FieldExtension,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     ParserCache,
@@ -18,10 +21,11 @@ from strawberry.extensions import (
 )
 from strawberry.printer import print_schema
 from strawberry.schema.config import StrawberryConfig
-from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types import ExecutionContext, ExecutionResult, Info, get_object_definition
 from strawberry.types.graphql import OperationType
 
 from app.api import errors
+from app.api.limits import RateLimit
 from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.sharing import SharingExecutor
@@ -31,6 +35,34 @@ MAX_DEPTH = 12
 MAX_TOKENS = 4000
 MAX_ALIASES = 30
 CACHED_DOCUMENTS = 256
+
+
+class SpendsAToken(FieldExtension):
+    """The mutation rate limit, in one place: a mutation field spends one of its caller's
+    tokens (the app's `rate_limit`, None when off) before its resolver runs; with none
+    left it is refused with `rate_limited` and `retry_after`, and the resolver never runs."""
+
+    async def resolve_async(self, next_: Any, source: Any, info: Info, **kwargs: Any) -> Any:
+        limit: RateLimit | None = getattr(info.context.request.app.state, "rate_limit", None)
+        if limit is not None:
+            principal = await info.context.viewer()
+            wait = limit.spend((principal.kind, principal.id))
+            if wait:
+                raise errors.RateLimited(
+                    f"over the rate limit of {limit.rate:g} mutations a second (a burst of"
+                    f" {limit.burst:g}); retry after {wait:g} s",
+                    retry_after=wait,
+                )
+        return await next_(source, info, **kwargs)
+
+
+def _limit_mutations() -> None:
+    for field in get_object_definition(Mutation, strict=True).fields:
+        if not any(isinstance(e, SpendsAToken) for e in field.extensions):
+            field.extensions.append(SpendsAToken())
+
+
+_limit_mutations()
 
 
 class PrickleSchema(Schema):
