@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from graphql import GraphQLError
@@ -14,6 +15,7 @@ from strawberry.extensions import (
     MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
+    SchemaExtension,
     ValidationCache,
 )
 from strawberry.printer import print_schema
@@ -31,6 +33,11 @@ MAX_DEPTH = 12
 MAX_TOKENS = 4000
 MAX_ALIASES = 30
 CACHED_DOCUMENTS = 256
+
+
+def shared(extension: SchemaExtension) -> Callable[[], SchemaExtension]:
+    """The one instance for every request (the caches and limits are built once)."""
+    return lambda: extension
 
 
 class PrickleSchema(Schema):
@@ -55,13 +62,13 @@ schema = PrickleSchema(
     config=StrawberryConfig(auto_camel_case=False),
     execution_context_class=SharingExecutor,
     extensions=[
-        QueryDepthLimiter(max_depth=MAX_DEPTH),
-        MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
+        shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
+        shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
         # Clients send the same few documents: parse and validate each once (bounded LRU;
         # the parse options, so the token limit, and the validation rules are in the keys).
-        ParserCache(maxsize=CACHED_DOCUMENTS),
-        ValidationCache(maxsize=CACHED_DOCUMENTS),
+        shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
+        shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
     ],
 )
 
