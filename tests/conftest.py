@@ -7,31 +7,13 @@ server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/te
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from server import BACKEND, fresh_pg_database
 
 from app.storage.migrate import upgrade
 from app.storage.store import Store
-
-BACKEND = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite")
-PG_ADMIN = os.environ.get("PRICKLE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-async def _pg_admin():  # type: ignore[no-untyped-def]
-    import asyncpg
-
-    try:
-        return await asyncpg.connect(PG_ADMIN, timeout=5)
-    except (OSError, asyncpg.PostgresError) as error:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {error}")
-
-
-def _pg_url(name: str) -> str:
-    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
-    return f"{base}/{name}"
 
 
 @pytest.fixture
@@ -40,31 +22,34 @@ async def database_url(tmp_path) -> AsyncIterator[str]:  # type: ignore[no-untyp
     if BACKEND != "postgres":
         yield f"sqlite+aiosqlite:///{tmp_path}/prickle.db"
         return
-    async for url in _fresh_pg_database():
+    async for url in fresh_pg_database():
         yield url
 
 
 @pytest.fixture
 async def pg_database_url() -> AsyncIterator[str]:
     """An empty PostgreSQL database whatever the run's backend (for PostgreSQL-only tests)."""
-    async for url in _fresh_pg_database():
+    async for url in fresh_pg_database():
         yield url
 
 
-async def _fresh_pg_database() -> AsyncIterator[str]:
-    admin = await _pg_admin()
-    name = f"prickle_t_{uuid.uuid4().hex[:12]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _pg_url(name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "cast: `store` comes set up with tests/factory.py's cast and standing rules"
+    )
 
 
 @pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    """A migrated Store on this test's own database."""
+async def store(
+    request: pytest.FixtureRequest, database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Store]:
+    """A migrated Store on this test's own database; with the cast where marked `cast`."""
+    if request.node.get_closest_marker("cast") is not None:
+        from factory import cast_store
+
+        async with cast_store(database_url, tmp_path_factory) as store:
+            yield store
+        return
     store = Store(database_url)
     await upgrade(store.engine)
     try:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from factory import PACKET
 from server import Server, document, module_database, persons, start
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -35,7 +36,6 @@ BRIEF = """subscription($project: String, $task_id: ID, $assignee: String, $afte
     cursor seq kind task_id project from_state to_state waiting_on verb actor version
   }
 }"""
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 DEBUG_ENV = {"PRICKLE_DEBUG_HOOKS": "1"}
 
 

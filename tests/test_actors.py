@@ -13,7 +13,6 @@ from factory import (
     POSITIONS,
     SPY,
     TASK_VERBS,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     give,
     packet,
@@ -28,6 +27,8 @@ from app.domain.moves import allowed_verbs
 from app.domain.principals import person
 from app.domain.table import table
 from app.domain.task import Task
+
+pytestmark = pytest.mark.cast
 
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
 ASSIGNEE_OWNER = {"stop_run", "resume_run", "approve_handoff", "deny_task"}

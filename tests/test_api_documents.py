@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from factory import PACKET
 from jsonschema import Draft202012Validator, FormatChecker
 from server import Server, document, operation_documents, persons
 from websockets.exceptions import ConnectionClosed
@@ -19,11 +20,6 @@ from app.api.schema import schema
 from app.domain.table import task_schema
 
 VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
-PACKET = {
-    "task": "Ship the release notes",
-    "deliverable_type": "doc",
-    "acceptance_criteria": ["lists every change", "links the issues"],
-}
 EVIDENCE = [
     {"kind": "link", "summary": "the notes", "url": "https://example.com/notes", "criteria": [0, 1]}
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from factory import packet
 from jsonschema import Draft202012Validator, FormatChecker
 from server import Server, persons, without_optional_nulls
 
@@ -18,13 +19,6 @@ from app.domain.table import task_schema
 
 PROTOCOL_EXTRAS = ("version", "allowed_verbs", "as_protocol")
 VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
-
-PACKET = {
-    "task": "Add a health check endpoint",
-    "deliverable_type": "code",
-    "acceptance_criteria": ["GET /health answers 200", "it is documented"],
-    "files": ["app/main.py"],
-}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +47,7 @@ def story(api_server: Server, cast: dict[str, str]) -> dict[str, Any]:
         input={
             "project": "apps",
             "assignee": "bob/coder",
-            "packet": PACKET,
+            "packet": packet(files=["app/main.py"]),
             "turn_budget": 3,
             "display_title": "Health check",
         },
@@ -206,7 +200,7 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Se
             "input": {
                 "project": "apps",
                 "assignee": "bob/coder",
-                "packet": PACKET,
+                "packet": packet(files=["app/main.py"]),
             }
         },
         cast["alice/planner"],
@@ -232,7 +226,7 @@ def test_a_stale_expected_version_answers_conflict(api_server: Server, cast) -> 
             "input": {
                 "project": "apps",
                 "assignee": "bob/coder",
-                "packet": PACKET,
+                "packet": packet(files=["app/main.py"]),
             }
         },
         cast["alice/planner"],
@@ -253,7 +247,7 @@ def test_the_wrong_principal_answers_forbidden(api_server: Server, cast) -> None
             "input": {
                 "project": "apps",
                 "assignee": "bob/coder",
-                "packet": PACKET,
+                "packet": packet(files=["app/main.py"]),
             }
         },
         cast["alice/planner"],

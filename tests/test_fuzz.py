@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from factory import PACKET
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, from_schema, nodes
@@ -27,7 +28,6 @@ from app.api.schema import sdl
 
 EXAMPLES = 300
 TIME_BUDGET = 45.0
-PACKET = {"task": "Fuzz it", "deliverable_type": "doc", "acceptance_criteria": ["one", "two"]}
 HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
 NAMES = ["p", "held", "admin", "admin/a", "admin/b", "other/x"]
 # text PostgreSQL cannot hold, text at and over the limits, text that looks like a path or number

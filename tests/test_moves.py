@@ -15,7 +15,6 @@ from factory import (
     POSITIONS,
     TASK_VERBS,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     load,
@@ -33,6 +32,8 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.service.inputs import HandoffInput, RequestCapabilityInput
+
+pytestmark = pytest.mark.cast
 
 
 @dataclass
