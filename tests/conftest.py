@@ -7,13 +7,19 @@ server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/te
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from server import BACKEND, fresh_pg_database
 
 from app.storage.migrate import upgrade
 from app.storage.store import Store
+
+if TYPE_CHECKING:
+    from live import Cast
+    from server import Server
 
 
 @pytest.fixture
@@ -62,17 +68,38 @@ async def store(
 
 
 @pytest.fixture(scope="module")
-def api_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One server per test module, on a database of the module's own; its owner is admin."""
+    yield from _module_server(tmp_path_factory.mktemp("api"))
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`api_server` with the debug hooks on: `/debug/live` counts the hub's subscribers and
+    the process's asyncio tasks (tests/live.py's `debug`, `settled`, `subscribers_reach`)."""
+    yield from _module_server(tmp_path_factory.mktemp("live"), {"PRICKLE_DEBUG_HOOKS": "1"})
+
+
+def _module_server(directory: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     from server import module_database, start
 
-    directory = tmp_path_factory.mktemp("api")
     with module_database(directory) as url:
-        server = start(url, directory / "logs")
+        server = start(url, directory / "logs", env=env)
         try:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def cast(request: pytest.FixtureRequest, live_server: Server) -> Cast:
+    """A cast of principals with unique handles on the module's `live_server` (tests/live.py):
+    alice with her agents alice/coder and alice/writer, unless the module names its own
+    (`CAST = ("alice", "bob", "alice/coder", ...)`)."""
+    from live import Cast
+
+    names = getattr(request.module, "CAST", ("alice", "alice/coder", "alice/writer"))
+    return Cast(live_server).add(*names)
 
 
 @pytest.fixture

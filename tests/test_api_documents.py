@@ -27,7 +27,7 @@ RESULT = {"summary": "Notes written", "provenance": "agent_generated", "evidence
 
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> dict[str, str]:
+def tokens(api_server: Server) -> dict[str, str]:
     return persons(api_server, "alice", "bob", "carol")
 
 
@@ -52,9 +52,8 @@ class Walk:
 
 
 @pytest.fixture(scope="module")
-def walk(api_server: Server, cast: dict[str, str]) -> Walk:
-    tokens = dict(cast)
-    walk = Walk(api_server, tokens)
+def walk(api_server: Server, tokens: dict[str, str]) -> Walk:
+    walk = Walk(api_server, dict(tokens))
     registered = [
         ("alice", "planner", None),
         ("bob", "coder", [{"kind": "repo", "name": "prickle"}]),
@@ -63,7 +62,7 @@ def walk(api_server: Server, cast: dict[str, str]) -> Walk:
     for owner, name, capabilities in registered:
         made = walk("mutations/register_agent", owner, name=name, capabilities=capabilities)
         assert made["agent_id"] == f"{owner}/{name}"
-        tokens[made["agent_id"]] = made["token"]
+        walk.tokens[made["agent_id"]] = made["token"]
     return walk
 
 

@@ -22,21 +22,21 @@ VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
 
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> dict[str, str]:
-    tokens = persons(api_server, "alice", "bob", "carol")
+def tokens(api_server: Server) -> dict[str, str]:
+    found = persons(api_server, "alice", "bob", "carol")
     for owner, name in (("alice", "planner"), ("bob", "coder"), ("carol", "spy")):
-        tokens[f"{owner}/{name}"] = api_server.register(tokens[owner], name)
-    return tokens
+        found[f"{owner}/{name}"] = api_server.register(found[owner], name)
+    return found
 
 
 @pytest.fixture(scope="module")
-def story(api_server: Server, cast: dict[str, str]) -> dict[str, Any]:
+def story(api_server: Server, tokens: dict[str, str]) -> dict[str, Any]:
     """The task's life, step by step: each step's task as the mutation returned it."""
     steps: dict[str, Any] = {}
     run = api_server.run_data
 
     def step(name: str, document: str, who: str, **variables: Any) -> dict[str, Any]:
-        task = next(iter(run(f"mutations/{document}", variables, cast[who]).values()))
+        task = next(iter(run(f"mutations/{document}", variables, tokens[who]).values()))
         steps[name] = task
         return task
 
@@ -129,9 +129,11 @@ def test_the_typed_selection_equals_as_protocol_without_optional_nulls(
         assert without_optional_nulls(typed, task["as_protocol"]) == task["as_protocol"], name
 
 
-def test_the_task_query_returns_the_task_with_its_history(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_the_task_query_returns_the_task_with_its_history(
+    api_server: Server, tokens, story
+) -> None:  # type: ignore[no-untyped-def]
     task_id = story["handoff"]["id"]
-    task = api_server.run_data("queries/task", {"id": task_id}, cast["alice"])["task"]
+    task = api_server.run_data("queries/task", {"id": task_id}, tokens["alice"])["task"]
     assert task["as_protocol"] == story["return"]["as_protocol"]
     assert [e["verb"] for e in task["events"]] == [
         "handoff",
@@ -150,18 +152,18 @@ def test_the_task_query_returns_the_task_with_its_history(api_server: Server, ca
     assert task["allowed_verbs"] == []
 
 
-def test_the_tasks_query_lists_the_task_for_both_sides(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_the_tasks_query_lists_the_task_for_both_sides(api_server: Server, tokens, story) -> None:  # type: ignore[no-untyped-def]
     task_id = story["handoff"]["id"]
     for who in ("alice", "alice/planner", "bob", "bob/coder"):
-        page = api_server.run_data("queries/tasks", {"project": "apps"}, cast[who])["tasks"]
+        page = api_server.run_data("queries/tasks", {"project": "apps"}, tokens[who])["tasks"]
         assert [e["node"]["id"] for e in page["edges"]] == [task_id], who
         assert page["total_count"] == 1
 
 
-def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, tokens, story) -> None:  # type: ignore[no-untyped-def]
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
-        token = cast[who]
+        token = tokens[who]
         assert api_server.run_data("queries/task", {"id": task_id}, token)["task"] is None
         page = api_server.run_data("queries/tasks", {}, token)["tasks"]
         assert (page["edges"], page["total_count"]) == ([], 0)
@@ -182,18 +184,22 @@ def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, cast, story)
     ],
 )
 def test_a_third_owners_mutations_answer_not_found(
-    api_server, cast, story, document, variables
+    api_server, tokens, story, document, variables
 ) -> None:  # type: ignore[no-untyped-def]
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
-        body = api_server.run(f"mutations/{document}", {"task_id": task_id, **variables}, cast[who])
+        body = api_server.run(
+            f"mutations/{document}", {"task_id": task_id, **variables}, tokens[who]
+        )
         assert body["errors"][0]["extensions"] == {"code": "not_found"}, who
         assert (
             task_id not in body["errors"][0]["message"] or "no task" in body["errors"][0]["message"]
         )
 
 
-def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_move_answers_invalid_state_and_changes_nothing(
+    api_server: Server, tokens
+) -> None:  # type: ignore[no-untyped-def]
     task = api_server.run_data(
         "mutations/handoff",
         {
@@ -203,10 +209,10 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Se
                 "packet": packet(files=["app/main.py"]),
             }
         },
-        cast["alice/planner"],
+        tokens["alice/planner"],
     )["handoff"]
-    before = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
-    body = api_server.run("mutations/start_task", {"task_id": task["id"]}, cast["bob/coder"])
+    before = api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]
+    body = api_server.run("mutations/start_task", {"task_id": task["id"]}, tokens["bob/coder"])
     error = body["errors"][0]
     assert error["extensions"] == {
         "code": "invalid_state",
@@ -214,12 +220,12 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Se
         "waiting_on": "owner_approval",
     }
     assert error["message"] == "Can't start_task when in waiting (waiting_on owner_approval)"
-    after = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
+    after = api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]
     assert after == before
     assert len(after["events"]) == 2
 
 
-def test_a_stale_expected_version_answers_conflict(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
+def test_a_stale_expected_version_answers_conflict(api_server: Server, tokens) -> None:  # type: ignore[no-untyped-def]
     task = api_server.run_data(
         "mutations/handoff",
         {
@@ -229,18 +235,19 @@ def test_a_stale_expected_version_answers_conflict(api_server: Server, cast) -> 
                 "packet": packet(files=["app/main.py"]),
             }
         },
-        cast["alice/planner"],
+        tokens["alice/planner"],
     )["handoff"]
     body = api_server.run(
-        "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, cast["bob"]
+        "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, tokens["bob"]
     )
     assert body["errors"][0]["extensions"] == {"code": "conflict"}
     assert (
-        api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]["version"] == 2
+        api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]["version"]
+        == 2
     )
 
 
-def test_the_wrong_principal_answers_forbidden(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
+def test_the_wrong_principal_answers_forbidden(api_server: Server, tokens) -> None:  # type: ignore[no-untyped-def]
     task = api_server.run_data(
         "mutations/handoff",
         {
@@ -250,9 +257,9 @@ def test_the_wrong_principal_answers_forbidden(api_server: Server, cast) -> None
                 "packet": packet(files=["app/main.py"]),
             }
         },
-        cast["alice/planner"],
+        tokens["alice/planner"],
     )["handoff"]
-    body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, cast["bob/coder"])
+    body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, tokens["bob/coder"])
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
 
 
