@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Install the server with its test dependencies into .venv (as scripts/test.sh does), then run
-# the three checks: ruff's rules, ruff's formatting, mypy --strict on app/ (config in
-# pyproject.toml). Every check runs; the script fails when any of them fails.
+# Install the server with its test dependencies into .venv (scripts/install.sh, as
+# scripts/test.sh does), then run the three checks: ruff's rules, ruff's formatting, and
+# mypy --strict on app/ (config in pyproject.toml). Every check runs; the script fails when
+# any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+bash scripts/install.sh
 
 status=0
 echo "== ruff check"

@@ -77,7 +77,9 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`api_server` with the debug hooks on: `/debug/live` counts the hub's subscribers and
     the process's asyncio tasks (tests/live.py's `debug`, `settled`, `subscribers_reach`)."""
-    yield from _module_server(tmp_path_factory.mktemp("live"), {"PRICKLE_DEBUG_HOOKS": "1"})
+    from live import DEBUG_ENV
+
+    yield from _module_server(tmp_path_factory.mktemp("live"), DEBUG_ENV)
 
 
 def _module_server(directory: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
@@ -96,9 +98,9 @@ def cast(request: pytest.FixtureRequest, live_server: Server) -> Cast:
     """A cast of principals with unique handles on the module's `live_server` (tests/live.py):
     alice with her agents alice/coder and alice/writer, unless the module names its own
     (`CAST = ("alice", "bob", "alice/coder", ...)`)."""
-    from live import Cast
+    from live import ALICE_AND_AGENTS, Cast
 
-    names = getattr(request.module, "CAST", ("alice", "alice/coder", "alice/writer"))
+    names = getattr(request.module, "CAST", ALICE_AND_AGENTS)
     return Cast(live_server).add(*names)
 
 

@@ -29,6 +29,8 @@ from websockets.asyncio.client import ClientConnection, connect
 TRANSPORT = "graphql-transport-ws"
 LEGACY = "graphql-ws"
 PROTOCOLS = (TRANSPORT, LEGACY)
+DEBUG_ENV = {"PRICKLE_DEBUG_HOOKS": "1"}  # mounts /debug/live
+ALICE_AND_AGENTS = ("alice", "alice/coder", "alice/writer")  # the cast a test needs least
 EVENTS = document("subscriptions/task_events")
 BRIEF = """subscription($project: String, $task_id: ID, $assignee: String, $after: String) {
   task_events(project: $project, task_id: $task_id, assignee: $assignee, after: $after) {
