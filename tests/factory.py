@@ -152,6 +152,24 @@ def packet(**overrides: Any) -> dict[str, Any]:
 PACKET = packet()  # a valid packet, for tests that do not care what it asks
 
 
+def planned_task(state: str, waiting_on: str | None = None, wait_agent: str | None = None) -> Task:
+    """alice/planner's task for bob/coder, standing at (state, waiting_on), never stored."""
+    return Task(
+        id="T1",
+        project="work",
+        state=state,
+        assignee="bob/coder",
+        packet=packet(),
+        requested_by={"kind": "agent", "agent_id": "alice/planner"},
+        route={"via": "handoff"},
+        created_at="",
+        updated_at="",
+        requester="alice/planner",
+        waiting_on=waiting_on,
+        wait_agent=wait_agent,
+    )
+
+
 def handoff_input(
     project: str = "work", assignee: str = "bob/coder", **fields: Any
 ) -> HandoffInput:

@@ -18,6 +18,7 @@ from server import Server, persons, without_optional_nulls
 from app.domain.table import task_schema
 
 PROTOCOL_EXTRAS = ("version", "allowed_verbs", "as_protocol")
+FILES = ["app/main.py"]  # the handoff's packet names a file
 VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
 
 
@@ -47,7 +48,7 @@ def story(api_server: Server, tokens: dict[str, str]) -> dict[str, Any]:
         input={
             "project": "apps",
             "assignee": "bob/coder",
-            "packet": packet(files=["app/main.py"]),
+            "packet": packet(files=FILES),
             "turn_budget": 3,
             "display_title": "Health check",
         },
@@ -130,8 +131,8 @@ def test_the_typed_selection_equals_as_protocol_without_optional_nulls(
 
 
 def test_the_task_query_returns_the_task_with_its_history(
-    api_server: Server, tokens, story
-) -> None:  # type: ignore[no-untyped-def]
+    api_server: Server, tokens: dict[str, str], story
+) -> None:
     task_id = story["handoff"]["id"]
     task = api_server.run_data("queries/task", {"id": task_id}, tokens["alice"])["task"]
     assert task["as_protocol"] == story["return"]["as_protocol"]
@@ -152,7 +153,9 @@ def test_the_task_query_returns_the_task_with_its_history(
     assert task["allowed_verbs"] == []
 
 
-def test_the_tasks_query_lists_the_task_for_both_sides(api_server: Server, tokens, story) -> None:  # type: ignore[no-untyped-def]
+def test_the_tasks_query_lists_the_task_for_both_sides(
+    api_server: Server, tokens: dict[str, str], story: dict[str, Any]
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("alice", "alice/planner", "bob", "bob/coder"):
         page = api_server.run_data("queries/tasks", {"project": "apps"}, tokens[who])["tasks"]
@@ -160,7 +163,9 @@ def test_the_tasks_query_lists_the_task_for_both_sides(api_server: Server, token
         assert page["total_count"] == 1
 
 
-def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, tokens, story) -> None:  # type: ignore[no-untyped-def]
+def test_a_third_owner_sees_nothing_of_the_task(
+    api_server: Server, tokens: dict[str, str], story: dict[str, Any]
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
         token = tokens[who]
@@ -184,8 +189,12 @@ def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, tokens, stor
     ],
 )
 def test_a_third_owners_mutations_answer_not_found(
-    api_server, tokens, story, document, variables
-) -> None:  # type: ignore[no-untyped-def]
+    api_server: Server,
+    tokens: dict[str, str],
+    story: dict[str, Any],
+    document: str,
+    variables: dict[str, Any],
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
         body = api_server.run(
@@ -197,20 +206,18 @@ def test_a_third_owners_mutations_answer_not_found(
         )
 
 
+def held_task(api_server: Server, tokens: dict[str, str]) -> dict[str, Any]:
+    """alice/planner's task for bob/coder, waiting on bob's approval (bob's gate holds it)."""
+    variables = {
+        "input": {"project": "apps", "assignee": "bob/coder", "packet": packet(files=FILES)}
+    }
+    return api_server.run_data("mutations/handoff", variables, tokens["alice/planner"])["handoff"]
+
+
 def test_a_refused_move_answers_invalid_state_and_changes_nothing(
-    api_server: Server, tokens
-) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": packet(files=["app/main.py"]),
-            }
-        },
-        tokens["alice/planner"],
-    )["handoff"]
+    api_server: Server, tokens: dict[str, str]
+) -> None:
+    task = held_task(api_server, tokens)
     before = api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]
     body = api_server.run("mutations/start_task", {"task_id": task["id"]}, tokens["bob/coder"])
     error = body["errors"][0]
@@ -225,18 +232,10 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(
     assert len(after["events"]) == 2
 
 
-def test_a_stale_expected_version_answers_conflict(api_server: Server, tokens) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": packet(files=["app/main.py"]),
-            }
-        },
-        tokens["alice/planner"],
-    )["handoff"]
+def test_a_stale_expected_version_answers_conflict(
+    api_server: Server, tokens: dict[str, str]
+) -> None:
+    task = held_task(api_server, tokens)
     body = api_server.run(
         "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, tokens["bob"]
     )
@@ -247,24 +246,16 @@ def test_a_stale_expected_version_answers_conflict(api_server: Server, tokens) -
     )
 
 
-def test_the_wrong_principal_answers_forbidden(api_server: Server, tokens) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": packet(files=["app/main.py"]),
-            }
-        },
-        tokens["alice/planner"],
-    )["handoff"]
+def test_the_wrong_principal_answers_forbidden(api_server: Server, tokens: dict[str, str]) -> None:
+    task = held_task(api_server, tokens)
     body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, tokens["bob/coder"])
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
 
 
 @pytest.mark.parametrize("token", [None, "prk_not-a-token", "Basic abc"])
-def test_no_token_or_a_bad_token_answers_unauthenticated(api_server: Server, token) -> None:  # type: ignore[no-untyped-def]
+def test_no_token_or_a_bad_token_answers_unauthenticated(
+    api_server: Server, token: str | None
+) -> None:
     for query in ("{ me { id } }", "{ tasks { total_count } }", "{ task_states { name } }"):
         if token == "Basic abc":
             response = api_server.client.post(
