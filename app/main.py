@@ -15,9 +15,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.types.unset import UNSET, UnsetType
+from strawberry.types.unset import UnsetType
 
 from app import board, debug
 from app.api import errors
@@ -37,7 +38,7 @@ GC_THRESHOLDS = (50_000, 20, 100)
 SUBSCRIBER_QUEUE = 1000  # events a subscriber may fall behind; PRICKLE_SUBSCRIBER_QUEUE
 
 
-class GraphQLApp(GraphQL):
+class GraphQLApp(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
 
@@ -61,18 +62,20 @@ class GraphQLApp(GraphQL):
             raise HTTPException(400, "expected a JSON object")
         return parsed
 
-    async def on_ws_connect(self, context: Context) -> UnsetType:  # type: ignore[override]
+    async def on_ws_connect(self, context: Context) -> UnsetType:
         await authenticate_connection(context)
-        return UNSET  # a plain connection_ack, with no payload
+        return UnsetType()  # UNSET, typed: a plain connection_ack, with no payload
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             declared = _declared_length(scope)
+            body: Receive | None = receive
             if declared is None:  # chunked, or no length said: read it, counting
-                receive = await _read_at_most(receive, MAX_BODY_BYTES)
-            if declared is False or receive is None:
+                body = await _read_at_most(receive, MAX_BODY_BYTES)
+            if declared is False or body is None:
                 await _too_large()(scope, _nothing, send)
                 return
+            receive = body
             response = await self._answer(Request(scope, receive))
             await response(scope, receive, send)
             return
@@ -94,7 +97,7 @@ def _too_large() -> JSONResponse:
     return JSONResponse(body, status_code=413, headers={"connection": "close"})
 
 
-def _declared_length(scope: Any) -> bool | None:
+def _declared_length(scope: Scope) -> bool | None:
     """True when a Content-Length within the limit is declared, False when it is over the
     limit or malformed, None when there is none (a chunked body)."""
     for name, value in scope.get("headers", ()):
@@ -103,7 +106,7 @@ def _declared_length(scope: Any) -> bool | None:
     return None
 
 
-async def _read_at_most(receive: Any, limit: int) -> Any:
+async def _read_at_most(receive: Receive, limit: int) -> Receive | None:
     """The body read up to `limit` bytes and handed on as one message; None when longer
     (the rest is left unread, and the answer closes the connection)."""
     chunks, size, more = [], 0, True
@@ -116,10 +119,10 @@ async def _read_at_most(receive: Any, limit: int) -> Any:
         if size > limit:
             return None
         more = message.get("more_body", False)
-    whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+    whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
     handed = False
 
-    async def replay() -> dict[str, Any]:
+    async def replay() -> Message:
         nonlocal handed
         if not handed:
             handed = True
@@ -129,7 +132,7 @@ async def _read_at_most(receive: Any, limit: int) -> Any:
     return replay
 
 
-async def _nothing() -> dict[str, Any]:
+async def _nothing() -> Message:
     return {"type": "http.disconnect"}
 
 

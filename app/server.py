@@ -7,6 +7,7 @@ import copy
 import importlib.util
 import os
 import sys
+from typing import Any
 
 import uvicorn
 
@@ -102,7 +103,7 @@ def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _log_config() -> dict:
+def _log_config() -> dict[str, Any]:
     """uvicorn's logging, plus the app's own logger (internal errors with tracebacks)."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["loggers"]["app"] = {"handlers": ["default"], "level": "INFO", "propagate": False}

@@ -3,9 +3,7 @@
 # on the embedded SQLite default, and on PostgreSQL (PRICKLE_TEST_PG, default 127.0.0.1:5432/test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+bash scripts/install.sh
 
 status=0
 echo "== tests on sqlite"

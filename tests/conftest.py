@@ -7,31 +7,19 @@ server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/te
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from server import BACKEND, fresh_pg_database
 
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-BACKEND = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite")
-PG_ADMIN = os.environ.get("PRICKLE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-async def _pg_admin():  # type: ignore[no-untyped-def]
-    import asyncpg
-
-    try:
-        return await asyncpg.connect(PG_ADMIN, timeout=5)
-    except (OSError, asyncpg.PostgresError) as error:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {error}")
-
-
-def _pg_url(name: str) -> str:
-    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
-    return f"{base}/{name}"
+if TYPE_CHECKING:
+    from live import Cast
+    from server import Server
 
 
 @pytest.fixture
@@ -40,31 +28,34 @@ async def database_url(tmp_path) -> AsyncIterator[str]:  # type: ignore[no-untyp
     if BACKEND != "postgres":
         yield f"sqlite+aiosqlite:///{tmp_path}/prickle.db"
         return
-    async for url in _fresh_pg_database():
+    async for url in fresh_pg_database():
         yield url
 
 
 @pytest.fixture
 async def pg_database_url() -> AsyncIterator[str]:
     """An empty PostgreSQL database whatever the run's backend (for PostgreSQL-only tests)."""
-    async for url in _fresh_pg_database():
+    async for url in fresh_pg_database():
         yield url
 
 
-async def _fresh_pg_database() -> AsyncIterator[str]:
-    admin = await _pg_admin()
-    name = f"prickle_t_{uuid.uuid4().hex[:12]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _pg_url(name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "cast: `store` comes set up with tests/factory.py's cast and standing rules"
+    )
 
 
 @pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    """A migrated Store on this test's own database."""
+async def store(
+    request: pytest.FixtureRequest, database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Store]:
+    """A migrated Store on this test's own database; with the cast where marked `cast`."""
+    if request.node.get_closest_marker("cast") is not None:
+        from factory import cast_store
+
+        async with cast_store(database_url, tmp_path_factory) as store:
+            yield store
+        return
     store = Store(database_url)
     await upgrade(store.engine)
     try:
@@ -77,17 +68,40 @@ async def store(database_url: str) -> AsyncIterator[Store]:
 
 
 @pytest.fixture(scope="module")
-def api_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One server per test module, on a database of the module's own; its owner is admin."""
+    yield from _module_server(tmp_path_factory.mktemp("api"))
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`api_server` with the debug hooks on: `/debug/live` counts the hub's subscribers and
+    the process's asyncio tasks (tests/live.py's `debug`, `settled`, `subscribers_reach`)."""
+    from live import DEBUG_ENV
+
+    yield from _module_server(tmp_path_factory.mktemp("live"), DEBUG_ENV)
+
+
+def _module_server(directory: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     from server import module_database, start
 
-    directory = tmp_path_factory.mktemp("api")
     with module_database(directory) as url:
-        server = start(url, directory / "logs")
+        server = start(url, directory / "logs", env=env)
         try:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def cast(request: pytest.FixtureRequest, live_server: Server) -> Cast:
+    """A cast of principals with unique handles on the module's `live_server` (tests/live.py):
+    alice with her agents alice/coder and alice/writer, unless the module names its own
+    (`CAST = ("alice", "bob", "alice/coder", ...)`)."""
+    from live import ALICE_AND_AGENTS, Cast
+
+    names = getattr(request.module, "CAST", ALICE_AND_AGENTS)
+    return Cast(live_server).add(*names)
 
 
 @pytest.fixture

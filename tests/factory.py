@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -98,16 +99,15 @@ async def setup(store: Store) -> None:
         await service.set_result_rule(store, ALICE, ResultRuleInput(policy=policy, project=project))
 
 
-@pytest.fixture(name="store")
+@asynccontextmanager
 async def cast_store(
     database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Store]:
-    """conftest's `store`, already `setup` with the cast and its standing rules.
+    """A migrated Store on `database_url`, already `setup` with the cast and its standing rules.
 
-    A test module that imports it (`from factory import cast_store`) overrides conftest's
-    `store` fixture for its tests. On SQLite the database is a copy of a template built
-    once per run (migrating takes longer than most tests); on PostgreSQL it is migrated
-    and set up afresh.
+    conftest's `store` is this one in a module marked `pytestmark = pytest.mark.cast`. On
+    SQLite the database is a copy of a template built once per run (migrating takes longer
+    than most tests); on PostgreSQL it is migrated and set up afresh.
     """
     url = make_url(database_url)
     if url.get_backend_name() == "sqlite":
@@ -147,6 +147,27 @@ def packet(**overrides: Any) -> dict[str, Any]:
         "acceptance_criteria": ["GET /health answers 200", "it is documented"],
         **overrides,
     }
+
+
+PACKET = packet()  # a valid packet, for tests that do not care what it asks
+
+
+def planned_task(state: str, waiting_on: str | None = None, wait_agent: str | None = None) -> Task:
+    """alice/planner's task for bob/coder, standing at (state, waiting_on), never stored."""
+    return Task(
+        id="T1",
+        project="work",
+        state=state,
+        assignee="bob/coder",
+        packet=packet(),
+        requested_by={"kind": "agent", "agent_id": "alice/planner"},
+        route={"via": "handoff"},
+        created_at="",
+        updated_at="",
+        requester="alice/planner",
+        waiting_on=waiting_on,
+        wait_agent=wait_agent,
+    )
 
 
 def handoff_input(

@@ -2,9 +2,9 @@
 
 Everything here talks to a real `prickle serve` over real sockets: `opened()` is one
 connection of either subprotocol, through the `websockets` library; mutations go over
-HTTP. `live_server` is a module-scoped server with the debug hooks on (`/debug/live`
-counts the hub's subscribers and the process's asyncio tasks); import it into a module
-(`from live import live_server`) to use it.
+HTTP. conftest.py's `live_server` is a module-scoped server with the debug hooks on
+(`/debug/live` counts the hub's subscribers and the process's asyncio tasks), and its `cast`
+a `Cast` on it.
 
     async with opened(server, token) as live:
         await live.subscribe({"task_id": task_id})
@@ -22,33 +22,21 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-from server import Server, document, module_database, persons, start
+from factory import PACKET
+from server import Server, document, persons
 from websockets.asyncio.client import ClientConnection, connect
 
 TRANSPORT = "graphql-transport-ws"
 LEGACY = "graphql-ws"
 PROTOCOLS = (TRANSPORT, LEGACY)
+DEBUG_ENV = {"PRICKLE_DEBUG_HOOKS": "1"}  # mounts /debug/live
+ALICE_AND_AGENTS = ("alice", "alice/coder", "alice/writer")  # the cast a test needs least
 EVENTS = document("subscriptions/task_events")
 BRIEF = """subscription($project: String, $task_id: ID, $assignee: String, $after: String) {
   task_events(project: $project, task_id: $task_id, assignee: $assignee, after: $after) {
     cursor seq kind task_id project from_state to_state waiting_on verb actor version
   }
 }"""
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
-DEBUG_ENV = {"PRICKLE_DEBUG_HOOKS": "1"}
-
-
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """A server for the module, on a database of its own, with /debug/live mounted."""
-    directory = tmp_path_factory.mktemp("live")
-    with module_database(directory) as url:
-        server = start(url, directory / "logs", env=DEBUG_ENV)
-        try:
-            yield server
-        finally:
-            server.stop()
 
 
 # one WebSocket connection

@@ -138,9 +138,9 @@ async def _write(url: str, owner: str, rounds: int, task_ids: list[str]) -> None
 
 async def event_log(url: str) -> list[dict[str, Any]]:
     """Every event row, in seq order."""
-    import asyncpg
+    from server import connect
 
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    conn = await connect(url)
     try:
         rows = await conn.fetch(
             "SELECT seq, task_id, from_state, to_state, version FROM events ORDER BY seq"
@@ -153,14 +153,14 @@ async def event_log(url: str) -> list[dict[str, Any]]:
 async def check_replay(url: str) -> dict[str, list[dict[str, Any]]]:
     """Every task's state is the fold of its events in seq order, and its version their
     number; the log's seqs run 1..N. Each task's events, by task id."""
-    import asyncpg
+    from server import connect
 
     log = await event_log(url)
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     by_task: dict[str, list[dict[str, Any]]] = {}
     for event in log:
         by_task.setdefault(event["task_id"], []).append(event)
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    conn = await connect(url)
     try:
         tasks = {r["id"]: r for r in await conn.fetch("SELECT id, state, version FROM tasks")}
     finally:

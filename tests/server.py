@@ -31,18 +31,27 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from graphql import FragmentDefinitionNode, parse
+from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ROOT / "graphql"
 START_TIMEOUT = 60.0
 OWNER = object()  # "use the owner token printed at start"
 
-# The same backends as conftest.py's `database_url` (PRICKLE_TEST_BACKEND, PRICKLE_TEST_PG).
+# The run's backend (conftest.py's `database_url` follows it too): PRICKLE_TEST_BACKEND is
+# sqlite (default) or postgres; PRICKLE_TEST_PG names the server whose admin connection
+# creates and drops the tests' databases.
 BACKEND = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite")
 PG_ADMIN = os.environ.get("PRICKLE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+postgres_only = pytest.mark.skipif(
+    BACKEND != "postgres",
+    reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
+)
 
 
 class ServerFailed(RuntimeError):
@@ -206,7 +215,51 @@ def owner_token_in(stdout: str) -> str | None:
     return found.group(1) if found else None
 
 
-# databases that outlive one test (a module's server)
+# databases: the admin connection, one per test (conftest.py), one per module's server
+
+
+async def pg_admin() -> asyncpg.Connection:
+    """The admin connection to PRICKLE_TEST_PG; the test skips when it does not answer."""
+    try:
+        return await asyncpg.connect(PG_ADMIN, timeout=5)
+    except (OSError, asyncpg.PostgresError) as error:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {error}")
+
+
+async def pg_admin_execute(statement: str) -> None:
+    admin = await pg_admin()
+    try:
+        await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+def pg_url(name: str) -> str:
+    """The server's URL of database `name` on PRICKLE_TEST_PG."""
+    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
+    return f"{base}/{name}"
+
+
+def new_database_name(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+async def fresh_pg_database() -> AsyncIterator[str]:
+    """A new empty database for as long as the iteration lasts (then dropped)."""
+    admin = await pg_admin()
+    name = new_database_name("prickle_t")
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_url(name)
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def connect(url: str, timeout: float = 60) -> asyncpg.Connection:
+    """A plain asyncpg connection to the database of a server URL (postgresql+asyncpg://)."""
+    plain = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    return await asyncpg.connect(plain, timeout=timeout)
 
 
 @contextmanager
@@ -215,26 +268,12 @@ def module_database(directory: Path) -> Iterator[str]:
     if BACKEND != "postgres":
         yield f"sqlite+aiosqlite:///{directory}/prickle.db"
         return
-    name = f"prickle_s_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
+    name = new_database_name("prickle_s")
+    asyncio.run(pg_admin_execute(f'CREATE DATABASE "{name}"'))
     try:
-        base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
-        yield f"{base}/{name}"
+        yield pg_url(name)
     finally:
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-async def _pg_admin(statement: str) -> None:
-    import asyncpg
-
-    try:
-        admin = await asyncpg.connect(PG_ADMIN, timeout=5)
-    except (OSError, asyncpg.PostgresError) as error:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {error}")
-    try:
-        await admin.execute(statement)
-    finally:
-        await admin.close()
+        asyncio.run(pg_admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 # operation documents

@@ -13,10 +13,9 @@ from factory import (
     POSITIONS,
     SPY,
     TASK_VERBS,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     give,
-    packet,
+    planned_task,
     position_id,
     refused,
 )
@@ -27,7 +26,8 @@ from app.domain.errors import Forbidden, NotFound
 from app.domain.moves import allowed_verbs
 from app.domain.principals import person
 from app.domain.table import table
-from app.domain.task import Task
+
+pytestmark = pytest.mark.cast
 
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
 ASSIGNEE_OWNER = {"stop_run", "resume_run", "approve_handoff", "deny_task"}
@@ -131,23 +131,6 @@ async def test_each_principal_is_offered_the_verbs_it_may_call_now(store) -> Non
         "bob/coder": {"accept_task", "hand_back"},
         "carol": set(),
     }
-
-
-def planned_task(state: str, waiting_on: str | None = None) -> Task:
-    """alice/planner's task for bob/coder, standing at (state, waiting_on)."""
-    return Task(
-        id="T1",
-        project="work",
-        state=state,
-        assignee="bob/coder",
-        packet=packet(),
-        requested_by={"kind": "agent", "agent_id": "alice/planner"},
-        route={"via": "handoff"},
-        created_at="",
-        updated_at="",
-        requester="alice/planner",
-        waiting_on=waiting_on,
-    )
 
 
 def test_every_actor_the_table_names_but_the_server_is_a_principal_check() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from factory import PACKET
 from server import Server
 
 from app.main import MAX_BODY_BYTES
@@ -21,7 +22,6 @@ JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
 GOOD = {"query": "{ me { id } }"}
 HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["written"]}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from factory import PACKET
 from jsonschema import Draft202012Validator, FormatChecker
 from server import Server, document, operation_documents, persons
 from websockets.exceptions import ConnectionClosed
@@ -19,11 +20,6 @@ from app.api.schema import schema
 from app.domain.table import task_schema
 
 VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
-PACKET = {
-    "task": "Ship the release notes",
-    "deliverable_type": "doc",
-    "acceptance_criteria": ["lists every change", "links the issues"],
-}
 EVIDENCE = [
     {"kind": "link", "summary": "the notes", "url": "https://example.com/notes", "criteria": [0, 1]}
 ]
@@ -31,7 +27,7 @@ RESULT = {"summary": "Notes written", "provenance": "agent_generated", "evidence
 
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> dict[str, str]:
+def tokens(api_server: Server) -> dict[str, str]:
     return persons(api_server, "alice", "bob", "carol")
 
 
@@ -56,9 +52,8 @@ class Walk:
 
 
 @pytest.fixture(scope="module")
-def walk(api_server: Server, cast: dict[str, str]) -> Walk:
-    tokens = dict(cast)
-    walk = Walk(api_server, tokens)
+def walk(api_server: Server, tokens: dict[str, str]) -> Walk:
+    walk = Walk(api_server, dict(tokens))
     registered = [
         ("alice", "planner", None),
         ("bob", "coder", [{"kind": "repo", "name": "prickle"}]),
@@ -67,7 +62,7 @@ def walk(api_server: Server, cast: dict[str, str]) -> Walk:
     for owner, name, capabilities in registered:
         made = walk("mutations/register_agent", owner, name=name, capabilities=capabilities)
         assert made["agent_id"] == f"{owner}/{name}"
-        tokens[made["agent_id"]] = made["token"]
+        walk.tokens[made["agent_id"]] = made["token"]
     return walk
 
 

@@ -8,7 +8,6 @@ import pytest
 from factory import (
     CODER,
     PLANNER,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     give,
 )
 from graphql import GraphQLError
@@ -20,6 +19,8 @@ from app.domain import errors as domain_errors
 from app.domain.errors import InvalidState, NotFound, PrickleError, ProtocolError
 from app.events.hub import FellBehind
 from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
 
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { id } }"
 

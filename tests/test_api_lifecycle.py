@@ -11,38 +11,33 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from factory import packet
 from jsonschema import Draft202012Validator, FormatChecker
 from server import Server, persons, without_optional_nulls
 
 from app.domain.table import task_schema
 
 PROTOCOL_EXTRAS = ("version", "allowed_verbs", "as_protocol")
+FILES = ["app/main.py"]  # the handoff's packet names a file
 VALIDATOR = Draft202012Validator(task_schema(), format_checker=FormatChecker())
 
-PACKET = {
-    "task": "Add a health check endpoint",
-    "deliverable_type": "code",
-    "acceptance_criteria": ["GET /health answers 200", "it is documented"],
-    "files": ["app/main.py"],
-}
-
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> dict[str, str]:
-    tokens = persons(api_server, "alice", "bob", "carol")
+def tokens(api_server: Server) -> dict[str, str]:
+    found = persons(api_server, "alice", "bob", "carol")
     for owner, name in (("alice", "planner"), ("bob", "coder"), ("carol", "spy")):
-        tokens[f"{owner}/{name}"] = api_server.register(tokens[owner], name)
-    return tokens
+        found[f"{owner}/{name}"] = api_server.register(found[owner], name)
+    return found
 
 
 @pytest.fixture(scope="module")
-def story(api_server: Server, cast: dict[str, str]) -> dict[str, Any]:
+def story(api_server: Server, tokens: dict[str, str]) -> dict[str, Any]:
     """The task's life, step by step: each step's task as the mutation returned it."""
     steps: dict[str, Any] = {}
     run = api_server.run_data
 
     def step(name: str, document: str, who: str, **variables: Any) -> dict[str, Any]:
-        task = next(iter(run(f"mutations/{document}", variables, cast[who]).values()))
+        task = next(iter(run(f"mutations/{document}", variables, tokens[who]).values()))
         steps[name] = task
         return task
 
@@ -53,7 +48,7 @@ def story(api_server: Server, cast: dict[str, str]) -> dict[str, Any]:
         input={
             "project": "apps",
             "assignee": "bob/coder",
-            "packet": PACKET,
+            "packet": packet(files=FILES),
             "turn_budget": 3,
             "display_title": "Health check",
         },
@@ -135,9 +130,11 @@ def test_the_typed_selection_equals_as_protocol_without_optional_nulls(
         assert without_optional_nulls(typed, task["as_protocol"]) == task["as_protocol"], name
 
 
-def test_the_task_query_returns_the_task_with_its_history(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_the_task_query_returns_the_task_with_its_history(
+    api_server: Server, tokens: dict[str, str], story
+) -> None:
     task_id = story["handoff"]["id"]
-    task = api_server.run_data("queries/task", {"id": task_id}, cast["alice"])["task"]
+    task = api_server.run_data("queries/task", {"id": task_id}, tokens["alice"])["task"]
     assert task["as_protocol"] == story["return"]["as_protocol"]
     assert [e["verb"] for e in task["events"]] == [
         "handoff",
@@ -156,18 +153,22 @@ def test_the_task_query_returns_the_task_with_its_history(api_server: Server, ca
     assert task["allowed_verbs"] == []
 
 
-def test_the_tasks_query_lists_the_task_for_both_sides(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_the_tasks_query_lists_the_task_for_both_sides(
+    api_server: Server, tokens: dict[str, str], story: dict[str, Any]
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("alice", "alice/planner", "bob", "bob/coder"):
-        page = api_server.run_data("queries/tasks", {"project": "apps"}, cast[who])["tasks"]
+        page = api_server.run_data("queries/tasks", {"project": "apps"}, tokens[who])["tasks"]
         assert [e["node"]["id"] for e in page["edges"]] == [task_id], who
         assert page["total_count"] == 1
 
 
-def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, cast, story) -> None:  # type: ignore[no-untyped-def]
+def test_a_third_owner_sees_nothing_of_the_task(
+    api_server: Server, tokens: dict[str, str], story: dict[str, Any]
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
-        token = cast[who]
+        token = tokens[who]
         assert api_server.run_data("queries/task", {"id": task_id}, token)["task"] is None
         page = api_server.run_data("queries/tasks", {}, token)["tasks"]
         assert (page["edges"], page["total_count"]) == ([], 0)
@@ -188,31 +189,37 @@ def test_a_third_owner_sees_nothing_of_the_task(api_server: Server, cast, story)
     ],
 )
 def test_a_third_owners_mutations_answer_not_found(
-    api_server, cast, story, document, variables
-) -> None:  # type: ignore[no-untyped-def]
+    api_server: Server,
+    tokens: dict[str, str],
+    story: dict[str, Any],
+    document: str,
+    variables: dict[str, Any],
+) -> None:
     task_id = story["handoff"]["id"]
     for who in ("carol", "carol/spy"):
-        body = api_server.run(f"mutations/{document}", {"task_id": task_id, **variables}, cast[who])
+        body = api_server.run(
+            f"mutations/{document}", {"task_id": task_id, **variables}, tokens[who]
+        )
         assert body["errors"][0]["extensions"] == {"code": "not_found"}, who
         assert (
             task_id not in body["errors"][0]["message"] or "no task" in body["errors"][0]["message"]
         )
 
 
-def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": PACKET,
-            }
-        },
-        cast["alice/planner"],
-    )["handoff"]
-    before = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
-    body = api_server.run("mutations/start_task", {"task_id": task["id"]}, cast["bob/coder"])
+def held_task(api_server: Server, tokens: dict[str, str]) -> dict[str, Any]:
+    """alice/planner's task for bob/coder, waiting on bob's approval (bob's gate holds it)."""
+    variables = {
+        "input": {"project": "apps", "assignee": "bob/coder", "packet": packet(files=FILES)}
+    }
+    return api_server.run_data("mutations/handoff", variables, tokens["alice/planner"])["handoff"]
+
+
+def test_a_refused_move_answers_invalid_state_and_changes_nothing(
+    api_server: Server, tokens: dict[str, str]
+) -> None:
+    task = held_task(api_server, tokens)
+    before = api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]
+    body = api_server.run("mutations/start_task", {"task_id": task["id"]}, tokens["bob/coder"])
     error = body["errors"][0]
     assert error["extensions"] == {
         "code": "invalid_state",
@@ -220,50 +227,35 @@ def test_a_refused_move_answers_invalid_state_and_changes_nothing(api_server: Se
         "waiting_on": "owner_approval",
     }
     assert error["message"] == "Can't start_task when in waiting (waiting_on owner_approval)"
-    after = api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]
+    after = api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]
     assert after == before
     assert len(after["events"]) == 2
 
 
-def test_a_stale_expected_version_answers_conflict(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": PACKET,
-            }
-        },
-        cast["alice/planner"],
-    )["handoff"]
+def test_a_stale_expected_version_answers_conflict(
+    api_server: Server, tokens: dict[str, str]
+) -> None:
+    task = held_task(api_server, tokens)
     body = api_server.run(
-        "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, cast["bob"]
+        "mutations/approve_handoff", {"task_id": task["id"], "expected_version": 1}, tokens["bob"]
     )
     assert body["errors"][0]["extensions"] == {"code": "conflict"}
     assert (
-        api_server.run_data("queries/task", {"id": task["id"]}, cast["bob"])["task"]["version"] == 2
+        api_server.run_data("queries/task", {"id": task["id"]}, tokens["bob"])["task"]["version"]
+        == 2
     )
 
 
-def test_the_wrong_principal_answers_forbidden(api_server: Server, cast) -> None:  # type: ignore[no-untyped-def]
-    task = api_server.run_data(
-        "mutations/handoff",
-        {
-            "input": {
-                "project": "apps",
-                "assignee": "bob/coder",
-                "packet": PACKET,
-            }
-        },
-        cast["alice/planner"],
-    )["handoff"]
-    body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, cast["bob/coder"])
+def test_the_wrong_principal_answers_forbidden(api_server: Server, tokens: dict[str, str]) -> None:
+    task = held_task(api_server, tokens)
+    body = api_server.run("mutations/approve_handoff", {"task_id": task["id"]}, tokens["bob/coder"])
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
 
 
 @pytest.mark.parametrize("token", [None, "prk_not-a-token", "Basic abc"])
-def test_no_token_or_a_bad_token_answers_unauthenticated(api_server: Server, token) -> None:  # type: ignore[no-untyped-def]
+def test_no_token_or_a_bad_token_answers_unauthenticated(
+    api_server: Server, token: str | None
+) -> None:
     for query in ("{ me { id } }", "{ tasks { total_count } }", "{ task_states { name } }"):
         if token == "Basic abc":
             response = api_server.client.post(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from factory import PACKET
 from server import Server
 
 from app.api.schema import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
 from app.main import MAX_BODY_BYTES
 
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["written"]}
 HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
 
 

@@ -16,7 +16,6 @@ from factory import (
     CODER,
     PLANNER,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     give,
     packet,
 )
@@ -25,6 +24,8 @@ from sqlalchemy import event
 
 from app import service
 from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
 
 NESTED = """
 query Nested($first: Int!) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from factory import (
     ALICE,
     BOB,
@@ -12,7 +13,6 @@ from factory import (
     POSITIONS,
     SPY,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     give,
 )
@@ -23,6 +23,8 @@ from app.domain.task import Task
 from app.service.unit import can_see
 from app.storage import reads
 from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
 
 EVERYONE = (ALICE, PLANNER, BOB, CODER, HELPER, CAROL, SPY)
 

@@ -7,7 +7,6 @@ from factory import (
     CHECKPOINT,
     CODER,
     assert_valid,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     give,
@@ -22,6 +21,8 @@ from app import service
 from app.domain.clock import sha256_of
 from app.domain.errors import InvalidInput, TurnBudgetExhausted
 from app.storage.store import checkpoints
+
+pytestmark = pytest.mark.cast
 
 FILLED = {
     "progress": "wrote the handler",

@@ -7,7 +7,6 @@ from factory import (
     ALICE,
     CODER,
     PLANNER,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     give,
@@ -20,6 +19,8 @@ from factory import (
 from app import service
 from app.domain.errors import InvalidInput, NotFound
 from app.service.inputs import RequestCapabilityInput
+
+pytestmark = pytest.mark.cast
 
 
 async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from factory import PACKET
 
 from app import service
 from app.domain.principals import agent, person
 from app.events.hub import FellBehind, Hub
 from app.events.stream import Filters, events_for
 from app.service.inputs import HandoffInput
-
-PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 
 
 async def _people(store):  # type: ignore[no-untyped-def]

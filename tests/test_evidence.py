@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 from factory import (
     CODER,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     evidence,
     result,
@@ -17,6 +16,8 @@ from app import service
 from app.domain.clock import now, rfc3339
 from app.domain.errors import InvalidInput
 from app.domain.evidence import check_indexes, failing_criteria, report
+
+pytestmark = pytest.mark.cast
 
 NOW = now()
 FRESH = rfc3339(NOW - timedelta(hours=1))

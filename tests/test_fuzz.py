@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from factory import PACKET
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, from_schema, nodes
@@ -27,7 +28,6 @@ from app.api.schema import sdl
 
 EXAMPLES = 300
 TIME_BUDGET = 45.0
-PACKET = {"task": "Fuzz it", "deliverable_type": "doc", "acceptance_criteria": ["one", "two"]}
 HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
 NAMES = ["p", "held", "admin", "admin/a", "admin/b", "other/x"]
 # text PostgreSQL cannot hold, text at and over the limits, text that looks like a path or number
@@ -41,7 +41,7 @@ class Cast:
 
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> Iterator[Cast]:
+def targets(api_server: Server) -> Iterator[Cast]:
     """Two agents and a few tasks, some held for approval, for the operations to act on."""
     owner = api_server.owner_token or ""
     for name in ("a", "b"):
@@ -70,7 +70,7 @@ def operations(task_ids: list[str]) -> st.SearchStrategy[str]:
     return st.one_of(valid, valid, valid, invalid)
 
 
-def test_generated_operations_never_fault_the_server(api_server: Server, cast: Cast) -> None:
+def test_generated_operations_never_fault_the_server(api_server: Server, targets: Cast) -> None:
     deadline = time.monotonic() + TIME_BUDGET
     sent: list[int] = []
 
@@ -82,11 +82,11 @@ def test_generated_operations_never_fault_the_server(api_server: Server, cast: C
         phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(query=operations(cast.task_ids))
+    @given(query=operations(targets.task_ids))
     def answers_without_fault(query: str) -> None:
         if time.monotonic() > deadline:
             return
-        response = cast.client.post("/graphql", json={"query": query})
+        response = targets.client.post("/graphql", json={"query": query})
         sent.append(response.status_code)
         assert response.status_code < 500, (query, response.text[:500])
         assert "Traceback" not in response.text, query

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from factory import (
     ALICE,
     CAROL,
@@ -9,7 +10,6 @@ from factory import (
     CODER,
     PLANNER,
     assert_valid,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     give,
     result,
@@ -22,6 +22,8 @@ from app.domain.lineage import provenance_status
 from app.domain.principals import agent
 from app.service.inputs import GateRuleInput
 from app.storage.store import checkpoints
+
+pytestmark = pytest.mark.cast
 
 
 async def finish(store, task_id: str, assignee=CODER, **fields):  # type: ignore[no-untyped-def]

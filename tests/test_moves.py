@@ -15,11 +15,11 @@ from factory import (
     POSITIONS,
     TASK_VERBS,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     load,
     packet,
+    planned_task,
     position_id,
     refused,
     result,
@@ -31,8 +31,9 @@ from app.domain.errors import InvalidState
 from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.table import table
-from app.domain.task import Task
 from app.service.inputs import HandoffInput, RequestCapabilityInput
+
+pytestmark = pytest.mark.cast
 
 
 @dataclass
@@ -317,20 +318,8 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
 
 def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actors() -> None:
     for (state, waiting_on), verbs in ALLOWED.items():
-        task = Task(
-            id="T1",
-            project="work",
-            state=state,
-            assignee="bob/coder",
-            packet=packet(),
-            requested_by={"kind": "agent", "agent_id": "alice/planner"},
-            route={"via": "handoff"},
-            created_at="",
-            updated_at="",
-            requester="alice/planner",
-            waiting_on=waiting_on,
-            wait_agent="alice/planner" if waiting_on == "agent" else None,
-        )
+        waited_on = "alice/planner" if waiting_on == "agent" else None
+        task = planned_task(state, waiting_on, waited_on)
         offered = set()
         for who in (ALICE, PLANNER, BOB, CODER):
             offered |= set(allowed_verbs(task, who))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import AsyncIterator
 
 import pytest
+from factory import PACKET
+from server import postgres_only
 
 from app import service
 from app.domain.principals import person
@@ -23,13 +24,9 @@ from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
-    reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
-)
+pytestmark = postgres_only
 
 ALICE = person("alice")
-PACKET = {"task": "write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 
 
 @pytest.fixture

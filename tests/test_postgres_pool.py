@@ -4,25 +4,18 @@ before use, so the next request after a restart does not fail."""
 from __future__ import annotations
 
 import asyncio
-import os
 
-import asyncpg
-import pytest
-from sqlalchemy.engine import make_url
+from server import connect, postgres_only
 
 from app.storage import engine as engine_module
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
-    reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
-)
+pytestmark = postgres_only
 
 
 async def _drop_every_other_connection(url: str) -> int:
-    plain = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-    killer = await asyncpg.connect(plain, timeout=10)
+    killer = await connect(url, timeout=10)
     try:
         return await killer.fetchval(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"

@@ -22,15 +22,12 @@ from typing import Any
 
 import httpx
 import pytest
+from factory import PACKET
 from processes import Subscription, check_replay, event_log, run_writers, seqs
-from server import ROOT, Server, document, start
+from server import ROOT, Server, connect, document, postgres_only, start
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
-    reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
-)
+pytestmark = postgres_only
 
-PACKET = {"task": "move me", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 NEXT = {"accepted": "stop_run", "waiting": "resume_run"}  # the cycle every test drives
 
 
@@ -172,9 +169,7 @@ async def test_four_writer_processes_and_a_reader_every_event_once_in_order_with
 async def _tail(url: str, seen: list[int], done: asyncio.Event) -> None:
     """A reader polling the log as fast as it can: a seq committed after a higher one was
     read would appear here as a gap, since this reader never looks back."""
-    import asyncpg
-
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    conn = await connect(url)
     try:
         while True:
             finished = done.is_set()

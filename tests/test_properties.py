@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 
+import pytest
 from factory import (
     ALICE,
     ALLOWED,
@@ -15,7 +16,6 @@ from factory import (
     TASK_VERBS,
     assert_valid,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     events_of,
     evidence,
     give,
@@ -30,6 +30,8 @@ from app.domain.events import Event
 from app.domain.table import table
 from app.domain.task import Task
 from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
 
 PRINCIPALS = [ALICE, PLANNER, BOB, CODER, CAROL]
 

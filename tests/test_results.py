@@ -11,7 +11,6 @@ from factory import (
     CODER,
     PLANNER,
     assert_valid,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     evidence,
@@ -26,6 +25,8 @@ from app import service
 from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.storage.store import results
+
+pytestmark = pytest.mark.cast
 
 OLD = rfc3339(now() - timedelta(days=8))
 HALF = [evidence([0])]  # cites criterion 0 of 2

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from factory import PACKET
 
 from app.domain import shapes
 from app.domain.errors import InvalidInput
@@ -27,7 +28,6 @@ from app.domain.schedules import (
     updated,
 )
 
-PACKET = {"task": "Sweep the logs", "deliverable_type": "answer", "acceptance_criteria": ["ok"]}
 MADE = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # a Monday
 
 

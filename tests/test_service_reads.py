@@ -10,7 +10,6 @@ from factory import (
     PLANNER,
     SPY,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     give,
 )
 
@@ -19,6 +18,8 @@ from app.domain.reads import EventFilters, SavedCheckpoint, TaskFilters
 from app.domain.task import Task
 from app.service import reads
 from app.service.database import Store
+
+pytestmark = pytest.mark.cast
 
 
 async def _worked_on(store: Store) -> Task:

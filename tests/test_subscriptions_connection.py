@@ -27,11 +27,6 @@ REFUSED_PAYLOADS = [
 
 
 @pytest.fixture(scope="module")
-def cast(api_server: Server) -> Cast:
-    return Cast(api_server).add("alice", "alice/coder", "alice/writer")
-
-
-@pytest.fixture(scope="module")
 def task(cast: Cast) -> dict[str, Any]:
     return cast.handoff("alice/coder", "alice/writer", "conn")
 
@@ -50,9 +45,9 @@ async def everything_until_closed(ws: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("payload", REFUSED_PAYLOADS)
 async def test_transport_ws_closes_4403_without_a_valid_token_and_sends_nothing(
-    api_server: Server, task: dict[str, Any], payload: dict[str, Any]
+    live_server: Server, task: dict[str, Any], payload: dict[str, Any]
 ) -> None:
-    async with connect(api_server.ws_url, subprotocols=[TRANSPORT]) as ws:  # type: ignore[list-item]
+    async with connect(live_server.ws_url, subprotocols=[TRANSPORT]) as ws:  # type: ignore[list-item]
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         subscribe = {"query": BRIEF, "variables": {"task_id": task["id"], "after": "0"}}
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": subscribe}))
@@ -62,9 +57,9 @@ async def test_transport_ws_closes_4403_without_a_valid_token_and_sends_nothing(
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_subscribing_before_connection_init_closes_4401(
-    api_server: Server, task: dict[str, Any], protocol: str
+    live_server: Server, task: dict[str, Any], protocol: str
 ) -> None:
-    async with connect(api_server.ws_url, subprotocols=[protocol]) as ws:  # type: ignore[list-item]
+    async with connect(live_server.ws_url, subprotocols=[protocol]) as ws:  # type: ignore[list-item]
         kind = "subscribe" if protocol == TRANSPORT else "start"
         payload = {"query": BRIEF, "variables": {"task_id": task["id"], "after": "0"}}
         await ws.send(json.dumps({"id": "1", "type": kind, "payload": payload}))
@@ -74,9 +69,9 @@ async def test_subscribing_before_connection_init_closes_4401(
 
 @pytest.mark.parametrize("payload", REFUSED_PAYLOADS)
 async def test_legacy_graphql_ws_answers_connection_error_then_closes(
-    api_server: Server, task: dict[str, Any], payload: dict[str, Any]
+    live_server: Server, task: dict[str, Any], payload: dict[str, Any]
 ) -> None:
-    async with connect(api_server.ws_url, subprotocols=[LEGACY]) as ws:  # type: ignore[list-item]
+    async with connect(live_server.ws_url, subprotocols=[LEGACY]) as ws:  # type: ignore[list-item]
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         start = {"query": BRIEF, "variables": {"task_id": task["id"], "after": "0"}}
         await ws.send(json.dumps({"id": "1", "type": "start", "payload": start}))

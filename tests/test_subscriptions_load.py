@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from live import (
+    ALICE_AND_AGENTS,
     BRIEF,
     DEBUG_ENV,
     LEGACY,
@@ -37,7 +38,7 @@ def report(name: str, figures: dict[str, Any]) -> None:
 
 async def test_500_subscriptions_opened_and_dropped_release_everything(start_server: Any) -> None:
     server = start_server(env=DEBUG_ENV)
-    cast = Cast(server).add("alice", "alice/coder", "alice/writer")
+    cast = Cast(server).add(*ALICE_AND_AGENTS)
     task = cast.handoff("alice/coder", "alice/writer", "crowd")
     async with opened(server, cast.token("alice")) as warmup:  # pools and caches, once
         await warmup.subscribe({"task_id": task["id"]}, query=BRIEF)
@@ -133,7 +134,7 @@ async def test_a_subscriber_that_stops_reading_is_let_go_and_resumes_from_its_cu
     start_server: Any,
 ) -> None:
     server = start_server(env={**DEBUG_ENV, "PRICKLE_SUBSCRIBER_QUEUE": str(QUEUE)})
-    cast = Cast(server).add("alice", "alice/coder", "alice/writer")
+    cast = Cast(server).add(*ALICE_AND_AGENTS)
     tasks = [cast.handoff("alice/coder", "alice/writer", "slow", **BIG_PACKET) for _ in range(6)]
     project = tasks[0]["project"]
     start = int(last_cursor(server, cast.token("alice"), project))

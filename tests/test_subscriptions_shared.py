@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 
-from live import Cast, live_server, opened, subscribers_reach
+from live import Cast, opened, subscribers_reach
 from server import Server
-
-__all__ = ["live_server"]
 
 WITH_VERBS = """subscription($project: String) {
   task_events(project: $project) { seq verb task { id state allowed_verbs } }

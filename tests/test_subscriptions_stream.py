@@ -8,10 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from live import BRIEF, PROTOCOLS, TRANSPORT, Cast, last_cursor, live_server, opened
-from server import Server, document
-
-__all__ = ["live_server"]
+from live import BRIEF, PROTOCOLS, TRANSPORT, Cast, last_cursor, opened
+from server import document
 
 # Five moves from routed, and who makes each: the assignee, then its owner, then the requester.
 FIVE_MOVES = [
@@ -21,11 +19,6 @@ FIVE_MOVES = [
     ("alice", "resume_run", "working"),
     ("alice/coder", "cancel_task", "cancelled"),
 ]
-
-
-@pytest.fixture(scope="module")
-def cast(live_server: Server) -> Cast:
-    return Cast(live_server).add("alice", "alice/coder", "alice/writer")
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -12,11 +12,7 @@ import asyncio
 from contextlib import AsyncExitStack
 from typing import Any
 
-import pytest
-from live import BRIEF, Cast, Live, live_server, opened, subscribers_reach
-from server import Server
-
-__all__ = ["live_server"]
+from live import BRIEF, Cast, Live, opened, subscribers_reach
 
 # name -> (who subscribes, filters, in cast names; "T" is the shared task's id)
 SUBSCRIPTIONS: dict[str, tuple[str, dict[str, str]]] = {
@@ -52,18 +48,16 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def cast(live_server: Server) -> Cast:
-    return Cast(live_server).add(
-        "alice",
-        "bob",
-        "carol",
-        "dave",
-        "alice/coder",
-        "alice/writer",
-        "bob/builder",
-        "carol/helper",
-    )
+CAST = (  # conftest's `cast`
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "alice/coder",
+    "alice/writer",
+    "bob/builder",
+    "carol/helper",
+)
 
 
 def variables(cast: Cast, filters: dict[str, str], t: str) -> dict[str, Any]:

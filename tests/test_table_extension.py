@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factory import PACKET
 from server import Server, persons
 
 from app.docs import task_states_markdown
@@ -27,7 +28,6 @@ EXTRA = {
     "note": NOTE,
     "rules": [{"verb": "accept_task", "actor": "assignee"}],
 }
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 
 HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id state } }"
 HAND_BACK = "mutation($id: ID!) { hand_back(task_id: $id) { state } }"

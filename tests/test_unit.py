@@ -12,7 +12,6 @@ from factory import (
     PLANNER,
     SPY,
     call,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     drive,
     events_of,
     give,
@@ -25,6 +24,8 @@ from app import service
 from app.domain.errors import Conflict, InvalidState, NotFound
 from app.domain.table import table
 from app.service.inputs import GateRuleInput
+
+pytestmark = pytest.mark.cast
 
 
 @pytest.mark.parametrize("verb", ["accept_task", "cancel_task", "deny_task", "hand_back"])

@@ -33,13 +33,15 @@ class Context:
 
     @property
     def is_websocket(self) -> bool:
-        return self.request.scope["type"] == "websocket"
+        kind: str = self.request.scope["type"]
+        return kind == "websocket"
 
     def authorization(self) -> str | None:
         params = self.connection_params if isinstance(self.connection_params, dict) else {}
         for key in ("Authorization", "authorization"):
-            if isinstance(params.get(key), str):
-                return params[key]
+            value = params.get(key)
+            if isinstance(value, str):
+                return value
         return self.request.headers.get("authorization")
 
     async def viewer(self) -> Principal:

@@ -6,7 +6,7 @@ from it; the rest come from the domain's own constants.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, EnumMeta
 from typing import Any
 
 import strawberry
@@ -17,7 +17,12 @@ from app.domain.table import task_schema
 
 
 def lowercase_enum(name: str, values: list[str] | tuple[str, ...], description: str) -> Any:
-    return strawberry.enum(Enum(name, {v: v for v in values}, type=str), description=description)  # type: ignore[misc]
+    return strawberry.enum(_str_enum(name, values), description=description)
+
+
+def _str_enum(name: str, values: list[str] | tuple[str, ...]) -> type[Enum]:
+    """Enum's functional API, called through its metaclass: mypy types only literal names."""
+    return EnumMeta.__call__(Enum, name, {v: v for v in values}, type=str)
 
 
 def _schema_values(*path: str) -> list[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLFormattedError
 
 from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
@@ -87,7 +87,7 @@ def message(error: BaseException) -> str:
     return "internal error"
 
 
-def as_graphql(error: BaseException) -> dict[str, object]:
+def as_graphql(error: BaseException) -> GraphQLFormattedError:
     """`error` as one entry of a GraphQL response's `errors`."""
     return {"message": message(error), "extensions": extensions(error)}
 

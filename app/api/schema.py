@@ -7,6 +7,7 @@ Every Mutation field spends one of its caller's tokens before its resolver runs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from graphql import GraphQLError
@@ -17,6 +18,7 @@ from strawberry.extensions import (
     MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
+    SchemaExtension,
     ValidationCache,
 )
 from strawberry.printer import print_schema
@@ -65,6 +67,11 @@ def _limit_mutations() -> None:
 _limit_mutations()
 
 
+def shared(extension: SchemaExtension) -> Callable[[], SchemaExtension]:
+    """The one instance for every request (the caches and limits are built once)."""
+    return lambda: extension
+
+
 class PrickleSchema(Schema):
     async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
         """Subscriptions only stream (over WebSockets): a plain execution refuses them."""
@@ -87,13 +94,13 @@ schema = PrickleSchema(
     config=StrawberryConfig(auto_camel_case=False),
     execution_context_class=SharingExecutor,
     extensions=[
-        QueryDepthLimiter(max_depth=MAX_DEPTH),
-        MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
+        shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
+        shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
         # Clients send the same few documents: parse and validate each once (bounded LRU;
         # the parse options, so the token limit, and the validation rules are in the keys).
-        ParserCache(maxsize=CACHED_DOCUMENTS),
-        ValidationCache(maxsize=CACHED_DOCUMENTS),
+        shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
+        shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
     ],
 )
 

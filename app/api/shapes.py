@@ -7,7 +7,7 @@ null. Every `oneOf` of task.schema.json is a union whose members all carry `kind
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import strawberry
 
@@ -26,12 +26,15 @@ from app.api.enums import (
 )
 from app.domain.task import JSON
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # a strawberry.type is a dataclass
 
 
 def flat(cls: type[T], data: JSON) -> T:
     """An instance of a flat type from a dict; fields the dict leaves out are null."""
-    return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+    return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
 
 
 @strawberry.type(description="A person: an owner, by handle.")

@@ -45,8 +45,9 @@ class SharingExecutor(StrawberryGraphQLCoreExecutionContext):
         if self.operation.operation == OperationType.SUBSCRIPTION:
             subscribing.set(self)
 
-    def build_per_event_executor(self, payload: Any) -> Any:
+    def build_per_event_executor(self, payload: Any) -> SharingExecutor:
         executor = super().build_per_event_executor(payload)
+        assert isinstance(executor, SharingExecutor)  # a copy of this one
         executor._share_key = _key(self, payload)
         return executor
 
@@ -74,7 +75,7 @@ def event_result(executor: SharingExecutor, payload: TaskEvent) -> Any:
     return executor.build_per_event_executor(payload).execute_operation(False)
 
 
-def _key(executor: Any, payload: Any) -> Hashable | None:
+def _key(executor: SharingExecutor, payload: Any) -> Hashable | None:
     if not isinstance(payload, TaskEvent):
         return None
     subscription = executor._subscription_key
@@ -85,7 +86,7 @@ def _key(executor: Any, payload: Any) -> Hashable | None:
     return (subscription, payload.seq, payload.kind, payload.task_id, payload.version)
 
 
-def _subscription_key(executor: Any) -> Any:
+def _subscription_key(executor: SharingExecutor) -> Hashable:
     viewer = getattr(executor.context_value, "principal", None)
     if executor.operation.loc is None or viewer is None:
         return _UNKEYED

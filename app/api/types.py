@@ -98,7 +98,7 @@ class Task:
 
     @strawberry.field(description="The task object exactly, valid against task.schema.json.")
     def as_protocol(self) -> JSON:
-        return self.domain.to_protocol()
+        return JSON(self.domain.to_protocol())
 
     @strawberry.field(description="The task's events, oldest first.")
     async def events(self, info: strawberry.Info) -> list[TaskEvent]:

@@ -18,13 +18,18 @@ import asyncio
 import contextlib
 from typing import Any
 
+from graphql import GraphQLFormattedError
 from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ErrorMessage as TransportErrorMessage,
+)
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as LegacyErrorMessage
 
 from app.api import errors
 from app.api.context import Context
@@ -37,10 +42,10 @@ async def authenticate_connection(context: Context) -> None:
     try:
         await context.viewer()
     except Unauthenticated as error:
-        raise ConnectionRejectionError(errors.as_graphql(error)) from None
+        raise ConnectionRejectionError(dict(errors.as_graphql(error))) from None
 
 
-def limit_error(limit: int) -> dict[str, object]:
+def limit_error(limit: int) -> GraphQLFormattedError:
     return errors.as_graphql(
         errors.RateLimited(
             f"at most {limit} subscriptions per connection: complete one first, "
@@ -49,7 +54,7 @@ def limit_error(limit: int) -> dict[str, object]:
     )
 
 
-class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-arg]
+class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     """graphql-transport-ws with pings on idle connections and a clear limit error."""
 
     _pinger: asyncio.Task[None] | None = None
@@ -68,8 +73,12 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-ar
             and message["id"] not in self.operations
             and len(self.operations) >= limit
         ):
-            error = {"id": message["id"], "type": "error", "payload": [limit_error(limit)]}
-            await self.send_message(error)  # type: ignore[arg-type]
+            error: TransportErrorMessage = {
+                "id": message["id"],
+                "type": "error",
+                "payload": [limit_error(limit)],
+            }
+            await self.send_message(error)
             return
         await super().handle_subscribe(message)
 
@@ -109,7 +118,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):  # type: ignore[type-ar
             return  # the connection is closing; the handler's own loop ends it
 
 
-class LegacyWSHandler(BaseGraphQLWSHandler):  # type: ignore[type-arg]
+class LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
     """graphql-ws with the same limit error as graphql-transport-ws."""
 
     async def handle_start(self, message: Any) -> None:
@@ -120,7 +129,11 @@ class LegacyWSHandler(BaseGraphQLWSHandler):  # type: ignore[type-arg]
             and message["id"] not in self.tasks
             and len(self.tasks) >= limit
         ):
-            error = {"type": "error", "id": message["id"], "payload": limit_error(limit)}
-            await self.send_message(error)  # type: ignore[arg-type]
+            error: LegacyErrorMessage = {
+                "type": "error",
+                "id": message["id"],
+                "payload": limit_error(limit),
+            }
+            await self.send_message(error)
             return
         await super().handle_start(message)

@@ -52,10 +52,9 @@ def pick(rules: list[ResultRule], task: Task) -> ResultRule | None:
 
 def judge(rule: ResultRule | None, report: JSON) -> Judgement:
     system = {"kind": "system"}
-    policy = rule.policy if rule else "v0"
-    if policy in ("v0", "auto_accept"):
-        return Judgement("completed", "accepted", system, policy, [])
-    if policy == "require_approval":
+    if rule is None or rule.policy in ("v0", "auto_accept"):
+        return Judgement("completed", "accepted", system, rule.policy if rule else "v0", [])
+    if rule.policy == "require_approval":
         return Judgement("approval", "submitted", None, None, [])
     failing = failing_criteria(report)
     if not failing and report["complete"]:

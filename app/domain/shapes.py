@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator, FormatChecker
 
 from app.domain.errors import InvalidInput
 from app.domain.table import task_schema
+from app.domain.types import JSON
+
+T = TypeVar("T")
 
 
-def _result_schema() -> dict:
-    return task_schema()["properties"]["result"]["anyOf"][0]
+def _result_schema() -> JSON:
+    schema: JSON = task_schema()["properties"]["result"]["anyOf"][0]
+    return schema
 
 
 @cache
-def _subschemas() -> dict[str, dict]:
+def _subschemas() -> dict[str, JSON]:
     props = task_schema()["properties"]
     result = _result_schema()["properties"]
     return {
@@ -48,7 +52,7 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(_subschemas()[name], format_checker=FormatChecker())
 
 
-def check(name: str, value: Any, label: str | None = None) -> Any:
+def check(name: str, value: T, label: str | None = None) -> T:
     """Return `value` if it fits the named part of the schema, else raise InvalidInput."""
     error = next(iter(validator(name).iter_errors(value)), None)
     if error is not None:
@@ -77,7 +81,7 @@ def _short(message: str) -> str:
     return message if len(message) <= 300 else message[:297] + "..."
 
 
-def with_defaults(name: str, value: dict) -> dict:
+def with_defaults(name: str, value: JSON) -> JSON:
     """Fill the schema's declared defaults for missing properties (one level deep)."""
     props = _subschemas()[name].get("properties", {})
     filled = dict(value)

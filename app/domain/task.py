@@ -78,7 +78,8 @@ class Task:
 
     @property
     def requested_by_id(self) -> str:
-        return self.requested_by.get("handle") or self.requested_by["agent_id"]
+        by: str = self.requested_by.get("handle") or self.requested_by["agent_id"]
+        return by
 
     @property
     def requester_owner(self) -> str:

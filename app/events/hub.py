@@ -12,10 +12,14 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
 from app.storage.store import NOTIFY_CHANNEL, Store
+
+if TYPE_CHECKING:
+    import asyncpg
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +82,7 @@ class Hub:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listening: asyncio.Task[None] | None = None
-        self._listener = None
+        self._listener: asyncpg.Connection[asyncpg.Record] | None = None
         self._lost = asyncio.Event()
 
     async def start(self) -> None:
@@ -173,8 +177,8 @@ class Hub:
         await listener.add_listener(NOTIFY_CHANNEL, self._notified)
         self._listener = listener
 
-    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
-        self.wake(int(payload) if payload.isdigit() else 0)
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        self.wake(int(payload) if isinstance(payload, str) and payload.isdigit() else 0)
 
     async def _keep_listening(self) -> None:
         """Watch the LISTEN connection; when it drops, reconnect with backoff. Commits made
@@ -183,7 +187,8 @@ class Hub:
             await self._until_lost()
             log.warning("the LISTEN connection was lost; reconnecting (polling meanwhile)")
             with contextlib.suppress(Exception):
-                self._listener.terminate()  # type: ignore[union-attr]
+                if self._listener is not None:
+                    self._listener.terminate()
             delay, most = LISTEN_RETRY_SECONDS
             while True:
                 await asyncio.sleep(delay)
@@ -203,8 +208,10 @@ class Hub:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._lost.wait(), LISTEN_CHECK_SECONDS)
                 return
+            if self._listener is None:
+                return
             try:
-                await asyncio.wait_for(self._listener.fetchval("SELECT 1"), LISTEN_CHECK_SECONDS)  # type: ignore[union-attr]
+                await asyncio.wait_for(self._listener.fetchval("SELECT 1"), LISTEN_CHECK_SECONDS)
             except asyncio.CancelledError:
                 raise
             except Exception:

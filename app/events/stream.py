@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 
 from app.domain.actors import sees
@@ -13,6 +13,9 @@ from app.events.hub import FellBehind, Hub
 from app.storage.store import Store
 
 REPLAY_BATCH = 500
+
+Wants = Callable[[Event], bool]
+"""Whether a subscriber wants an event: its visibility and its filters."""
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ def task_of(event: Event) -> Task:
     return Task(**event.task, version=event.version, wait_agent=event.wait_agent)
 
 
-def visible_to(principal: Principal, projects: set[str], filters: Filters):  # type: ignore[no-untyped-def]
+def visible_to(principal: Principal, projects: set[str], filters: Filters) -> Wants:
     def wants(event: Event) -> bool:
         if filters.task_id is not None and event.task_id != filters.task_id:
             return False
@@ -41,7 +44,7 @@ def visible_to(principal: Principal, projects: set[str], filters: Filters):  # t
 
 async def events_for(
     hub: Hub, store: Store, principal: Principal, filters: Filters, after: int | None
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Every event the principal may see, in seq order, without gap or duplicate."""
     async with store.read() as tx:
         projects = (
@@ -76,7 +79,7 @@ async def events_for(
         hub.unsubscribe(sub)
 
 
-async def _snapshot(store: Store, task_id: str, wants) -> Event | None:  # type: ignore[no-untyped-def]
+async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
     """The task's current state as one event, at the log position it was read at."""
     async with store.read() as tx:
         last = await tx.events.last_seq()
@@ -105,8 +108,8 @@ async def _replay(
     store: Store,
     cursor: int,
     until: int,
-    wants,
-    task_id: str | None,  # type: ignore[no-untyped-def]
+    wants: Wants,
+    task_id: str | None,
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:

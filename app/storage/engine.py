@@ -8,14 +8,16 @@ and for anything that wants an `AsyncEngine`.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
+from typing import Protocol
 
 import orjson
-from sqlalchemy import Engine, event, exc
+from sqlalchemy import Connection, Engine, event, exc
 from sqlalchemy import create_engine as create_blocking_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import QueuePool
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, QueuePool
 
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -60,6 +62,12 @@ def create_engine(url: str) -> AsyncEngine:
     return engine
 
 
+class Pingable(Protocol):
+    """A DBAPI connection that can check it is alive (SQLAlchemy's asyncpg adapter)."""
+
+    def ping(self) -> None: ...
+
+
 def _ping_when_idle(engine: Engine) -> None:
     """Check a pooled connection before use if it has been idle for a second or more.
 
@@ -71,11 +79,13 @@ def _ping_when_idle(engine: Engine) -> None:
     """
 
     @event.listens_for(engine, "checkin")
-    def _checkin(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+    def _checkin(_dbapi_connection: object, record: ConnectionPoolEntry) -> None:
         record.info["idle_since"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
-    def _checkout(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
+    def _checkout(
+        dbapi_connection: Pingable, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
+    ) -> None:
         since = record.info.get("idle_since")
         if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
             return
@@ -121,7 +131,7 @@ def _tune_sqlite(engine: Engine) -> None:
     """
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    def _connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -131,6 +141,6 @@ def _tune_sqlite(engine: Engine) -> None:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:  # type: ignore[no-untyped-def]
+    def _begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get("sqlite_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -25,7 +25,7 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     commit, so processes starting together upgrade one after the other: the first migrates,
     the others then find the database at head (DDL is transactional there)."""
 
-    def run(sync_connection) -> None:  # type: ignore[no-untyped-def]
+    def run(sync_connection: Connection) -> None:
         config = alembic_config()
         config.attributes["connection"] = sync_connection
         command.upgrade(config, revision)
@@ -39,7 +39,7 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
 async def autogenerate(engine: AsyncEngine, message: str) -> None:
     """Write a new revision from the difference between the tables and the database."""
 
-    def run(sync_connection) -> None:  # type: ignore[no-untyped-def]
+    def run(sync_connection: Connection) -> None:
         config = alembic_config()
         config.attributes["connection"] = sync_connection
         command.revision(config, message=message, autogenerate=True)

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
+    Select,
     String,
     and_,
     any_,
@@ -59,10 +60,10 @@ def visible(principal: Principal) -> ColumnElement[bool]:
     )
 
 
-def _among(tx: Tx, column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
+def _among(tx: Tx, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElement[bool]:
     """`column IN ids` with the ids as a single bound parameter."""
     if tx.sqlite:
-        each = select(literal_column("value")).select_from(
+        each: Select[tuple[str]] = select(literal_column("value")).select_from(
             func.json_each(literal(json.dumps(list(ids))))
         )
         return column.in_(each)

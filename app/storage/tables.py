@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Table, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -13,6 +13,13 @@ Json = JSON().with_variant(JSONB(), "postgresql")
 
 def json_column(nullable: bool = True) -> Any:
     return Field(default=None, sa_column=Column(Json, nullable=nullable))
+
+
+def table_of(row: type[SQLModel]) -> Table:
+    """The Table SQLModel made for a `table=True` class (its types do not declare __table__)."""
+    table = vars(row)["__table__"]
+    assert isinstance(table, Table)
+    return table
 
 
 class TaskRow(SQLModel, table=True):
@@ -38,17 +45,17 @@ class TaskRow(SQLModel, table=True):
     requester_owner: str = Field(max_length=39)
     assignee: str = Field(max_length=79)
     assignee_owner: str = Field(max_length=39)
-    requested_by: dict = json_column(nullable=False)
+    requested_by: dict[str, Any] = json_column(nullable=False)
     requested_by_id: str = Field(max_length=79)
-    packet: dict = json_column(nullable=False)
-    result: dict | None = json_column()
-    latest_checkpoint: dict | None = json_column()
-    latest_checkpoint_by: dict | None = json_column()
+    packet: dict[str, Any] = json_column(nullable=False)
+    result: dict[str, Any] | None = json_column()
+    latest_checkpoint: dict[str, Any] | None = json_column()
+    latest_checkpoint_by: dict[str, Any] | None = json_column()
     parent_task_id: str | None = Field(default=None, max_length=64)
     created_at: str = Field(max_length=40)
     updated_at: str = Field(max_length=40)
     origin_message_id: str | None = Field(default=None, max_length=64)
-    route: dict = json_column(nullable=False)
+    route: dict[str, Any] = json_column(nullable=False)
     display_title: str | None = Field(default=None)
     turn_budget: int | None = None
     version: int = 1
@@ -83,7 +90,7 @@ class EventRow(SQLModel, table=True):
     at: str = Field(max_length=40)
     version: int
     note: str | None = None
-    task: dict = json_column(nullable=False)
+    task: dict[str, Any] = json_column(nullable=False)
     wait_agent: str | None = Field(default=None, max_length=79)
 
 
@@ -102,7 +109,7 @@ class CheckpointRow(SQLModel, table=True):
 
     id: str = Field(primary_key=True, max_length=64)
     task_id: str = Field(max_length=64)
-    body: dict = json_column(nullable=False)
+    body: dict[str, Any] = json_column(nullable=False)
     sha256: str = Field(max_length=64)
     agent: str = Field(max_length=79)
     handed_back: bool = False
@@ -122,7 +129,7 @@ class ResultRow(SQLModel, table=True):
     status: str = Field(max_length=16)
     submission_id: str | None = Field(default=None, max_length=64)
     submission_sha256: str = Field(max_length=64)
-    body: dict = json_column(nullable=False)
+    body: dict[str, Any] = json_column(nullable=False)
     created_at: str = Field(max_length=40)
 
 

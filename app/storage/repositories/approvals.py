@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import bindparam, insert, update
 
 from app.storage.repositories.base import Repository
-from app.storage.tables import ApprovalRow
+from app.storage.tables import ApprovalRow, table_of
 
-approvals = ApprovalRow.__table__
+approvals = table_of(ApprovalRow)
 
 _INSERT = insert(approvals)
 _CLOSE = update(approvals).where(

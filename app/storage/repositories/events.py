@@ -7,10 +7,10 @@ from sqlalchemy import Text, bindparam, cast, func, insert, select, update
 from app.domain.events import Event
 from app.storage import mapping
 from app.storage.repositories.base import Repository
-from app.storage.tables import EventCounterRow, EventRow
+from app.storage.tables import EventCounterRow, EventRow, table_of
 
-events = EventRow.__table__
-counter = EventCounterRow.__table__
+events = table_of(EventRow)
+counter = table_of(EventCounterRow)
 
 NOTIFY_CHANNEL = "prickle_events"
 

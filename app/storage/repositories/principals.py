@@ -5,11 +5,11 @@ from __future__ import annotations
 from sqlalchemy import bindparam, delete, func, insert, select
 
 from app.storage.repositories.base import Repository, insert_missing
-from app.storage.tables import AgentRow, CapabilityRow, PersonRow
+from app.storage.tables import AgentRow, CapabilityRow, PersonRow, table_of
 
-persons = PersonRow.__table__
-agents = AgentRow.__table__
-capabilities = CapabilityRow.__table__
+persons = table_of(PersonRow)
+agents = table_of(AgentRow)
+capabilities = table_of(CapabilityRow)
 
 _PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("handle"))
 _AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))

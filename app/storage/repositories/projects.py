@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import bindparam, select
 
 from app.storage.repositories.base import Repository, insert_missing
-from app.storage.tables import ProjectMemberRow
+from app.storage.tables import ProjectMemberRow, table_of
 
-members = ProjectMemberRow.__table__
+members = table_of(ProjectMemberRow)
 
 _EXISTS = select(members.c.project).where(members.c.project == bindparam("project")).limit(1)
 _ROLE = select(members.c.role).where(

@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import bindparam, insert, select, update
 
 from app.storage.repositories.base import Repository
-from app.storage.tables import CheckpointRow, ResultRow
+from app.storage.tables import CheckpointRow, ResultRow, table_of
 
-checkpoints = CheckpointRow.__table__
-results = ResultRow.__table__
+checkpoints = table_of(CheckpointRow)
+results = table_of(ResultRow)
 
 _INSERT_CHECKPOINT = insert(checkpoints)
 _INSERT_RESULT = insert(results)

@@ -10,13 +10,13 @@ from sqlalchemy import Table, bindparam, delete, insert, select
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.storage import mapping
-from app.storage.tables import GateRuleRow, ResultRuleRow
+from app.storage.tables import GateRuleRow, ResultRuleRow, table_of
 
 if TYPE_CHECKING:
     from app.storage.store import Tx
 
-gate_rules = GateRuleRow.__table__
-result_rules = ResultRuleRow.__table__
+gate_rules = table_of(GateRuleRow)
+result_rules = table_of(ResultRuleRow)
 
 Rule = TypeVar("Rule", GateRule, ResultRule)
 

@@ -9,9 +9,9 @@ from app.domain.errors import Conflict
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.repositories.base import Repository
-from app.storage.tables import TaskRow
+from app.storage.tables import TaskRow, table_of
 
-tasks = TaskRow.__table__
+tasks = table_of(TaskRow)
 
 _INSERT = insert(tasks)
 _BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))

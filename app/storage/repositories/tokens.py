@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import bindparam, insert, select
 
 from app.storage.repositories.base import Repository
-from app.storage.tables import TokenRow
+from app.storage.tables import TokenRow, table_of
 
-tokens = TokenRow.__table__
+tokens = table_of(TokenRow)
 
 _INSERT = insert(tokens)
 _PRINCIPAL = select(tokens.c.principal_kind, tokens.c.principal_id).where(

@@ -8,7 +8,7 @@ Create Date: 2026-12-02 17:48:26.122595
 from __future__ import annotations
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 from sqlalchemy import Text
 from sqlalchemy.dialects import postgresql

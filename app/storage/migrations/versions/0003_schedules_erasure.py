@@ -21,7 +21,7 @@ depends_on = None
 JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
-def moment(name: str, nullable: bool = False) -> sa.Column:
+def moment(name: str, nullable: bool = False) -> sa.Column[str]:
     """A timestamp as UTC RFC 3339 text, like every other table's."""
     return sa.Column(name, sa.String(length=40), nullable=nullable)
 
