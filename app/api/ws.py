@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Coroutine
 from typing import Any, Protocol
 
 from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
@@ -37,6 +39,8 @@ from app.domain.clock import now
 from app.domain.errors import Unauthenticated
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
 from app.service.database import Store
+
+log = logging.getLogger(__name__)
 
 REVOKED = 4403  # graphql-transport-ws's Forbidden: the token is no longer good
 
@@ -87,7 +91,12 @@ class Connections:
                 self._close(connection, "the token was revoked")
 
     async def _recheck(self, token_ids: list[str]) -> None:
-        self.revoked(frozenset(await revoked_among(self.store, token_ids)))
+        try:
+            gone = await revoked_among(self.store, token_ids)
+        except Exception:  # the database may be briefly away; the next announcement retries
+            log.exception("re-checking the tokens of open connections failed")
+            return
+        self.revoked(frozenset(gone))
 
     def _close(self, connection: Revocable, reason: str) -> None:
         timer = self._expiries.pop(connection, None)
@@ -95,7 +104,7 @@ class Connections:
             timer.cancel()
         self._spawn(connection.close_revoked(reason))
 
-    def _spawn(self, work: Any) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
