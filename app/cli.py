@@ -1,14 +1,23 @@
-"""`prickle`: serve, migrate, token create, docs, schema."""
+"""`prickle`: serve, migrate, token create, token revoke, docs, schema."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
 from app.storage.engine import database_url
+
+if TYPE_CHECKING:
+    from app.domain.tokens import TokenInfo
+    from app.service.auth import NewToken
+    from app.storage.store import Store
+
+T = TypeVar("T")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     who = create.add_mutually_exclusive_group(required=True)
     who.add_argument("--owner", metavar="HANDLE")
     who.add_argument("--agent", metavar="OWNER/NAME")
+    create.add_argument("--label", default=None, help="a name for the token, shown by `tokens`")
+    create.add_argument(
+        "--expires-in", type=int, default=None, metavar="SECONDS", help="expire it after this"
+    )
     create.add_argument("--database-url", default=None)
     create.set_defaults(run=_token_create)
+    revoke = token.add_parser("revoke", help="revoke a token by its id, on every server at once")
+    revoke.add_argument("id", metavar="ID")
+    revoke.add_argument("--database-url", default=None)
+    revoke.set_defaults(run=_token_revoke)
 
     docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
     docs.add_argument("--output", default="docs/task-states.md")
@@ -98,24 +115,47 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    from app.service import create_token
+    from app.service import provision_token
     from app.storage.migrate import upgrade
-    from app.storage.store import Store
 
     principal = person(args.owner) if args.owner else agent(args.agent)
 
-    async def run() -> str:
-        store = Store(args.database_url)
+    async def run(store: Store) -> NewToken:
+        await upgrade(store.engine)
+        return await provision_token(store, principal, args.label, args.expires_in)
+
+    made = _with_store(args.database_url, run)
+    print(f"token {made.token_info.id} for {principal.kind} {principal.id}:")
+    print(made.token)
+    return 0
+
+
+def _token_revoke(args: argparse.Namespace) -> int:
+    from app.service import revoke_token
+    from app.storage.migrate import upgrade
+
+    async def run(store: Store) -> TokenInfo:
+        await upgrade(store.engine)
+        return await revoke_token(store, None, args.id)
+
+    info = _with_store(args.database_url, run)
+    print(f"revoked token {info.id} of {info.principal_kind} {info.principal} at {info.revoked_at}")
+    return 0
+
+
+def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
+    """`run(store)` on the database, the store closed after."""
+
+    from app.storage.store import Store
+
+    async def running() -> T:
+        store = Store(url)
         try:
-            await upgrade(store.engine)
-            return await create_token(store, principal)
+            return await run(store)
         finally:
             await store.close()
 
-    token = asyncio.run(run())
-    print(f"token for {principal.kind} {principal.id}:")
-    print(token)
-    return 0
+    return asyncio.run(running())
 
 
 def _docs(args: argparse.Namespace) -> int:

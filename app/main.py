@@ -29,6 +29,7 @@ from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connect
 from app.domain.errors import InvalidInput
 from app.events.hub import Hub
 from app.service import reads
+from app.service.auth import credentials_of
 from app.service.database import Store, migrate
 
 MAX_BODY_BYTES = 1_000_000
@@ -147,6 +148,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             await migrate(store)
             queue = int(os.environ.get("PRICKLE_SUBSCRIBER_QUEUE", SUBSCRIBER_QUEUE))
             hub = Hub(store, queue_size=queue)
+            hub.revocation_listeners.append(credentials_of(store).revoked)
             await hub.start()
             app.state.store, app.state.hub = store, hub
             try:

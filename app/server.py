@@ -14,7 +14,7 @@ import uvicorn
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
 from app.domain.principals import person
-from app.service import create_token
+from app.service import provision_token
 from app.storage.engine import is_sqlite
 from app.storage.migrate import upgrade
 from app.storage.store import Store
@@ -82,7 +82,7 @@ async def _prepare(url: str, owner: str) -> str | None:
         await upgrade(store.engine)
         async with store.read() as tx:
             empty = await tx.principals.count_persons() == 0
-        return await create_token(store, person(owner)) if empty else None
+        return (await provision_token(store, person(owner))).token if empty else None
     finally:
         await store.close()
 

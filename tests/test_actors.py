@@ -99,7 +99,7 @@ async def test_a_principal_who_cannot_see_the_task_gets_not_found_for_every_verb
 
 async def test_a_project_member_sees_the_task_but_may_not_move_it(store) -> None:
     task = await drive(store, "routed")
-    await service.create_token(store, person("dave"))
+    await service.provision_token(store, person("dave"))
     await service.add_project_member(store, ALICE, "work", "dave")
     await refused(store, task.id, Forbidden, "cancel_task", person("dave"))
     await refused(store, task.id, Forbidden, "accept_task", person("dave"))
@@ -107,7 +107,7 @@ async def test_a_project_member_sees_the_task_but_may_not_move_it(store) -> None
 
 async def test_only_a_project_administrator_adds_members(store) -> None:
     await give(store)  # alice's agent founds project `work`; alice administers it
-    await service.create_token(store, person("dave"))
+    await service.provision_token(store, person("dave"))
     with pytest.raises(Forbidden, match="only the administrators of work add members"):
         await service.add_project_member(store, BOB, "work", "dave")
     assert await service.add_project_member(store, ALICE, "work", "dave")

@@ -216,6 +216,17 @@ def test_the_table_and_the_caller(walk: Walk) -> None:
     assert walk("queries/me", "bob/coder") == {"kind": "agent", "id": "bob/coder", "owner": "bob"}
 
 
+def test_tokens_made_listed_and_revoked(walk: Walk) -> None:
+    made = walk(
+        "mutations/create_token", "bob", agent="bob/coder", label="ci", expires_in_seconds=3600
+    )
+    info = made["token_info"]
+    assert (info["principal"], info["label"], info["revoked_at"]) == ("bob/coder", "ci", None)
+    assert info["id"] in [t["id"] for t in walk("queries/tokens", "bob")]
+    revoked = walk("mutations/revoke_token", "bob", id=info["id"])
+    assert revoked["id"] == info["id"] and revoked["revoked_at"] is not None
+
+
 def test_every_query_and_mutation_document_ran(walk: Walk) -> None:
     ran = walk.server.executed
     expected = {n for n in operation_documents() if not n.startswith("subscriptions/")}

@@ -34,7 +34,8 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
     monkeypatch.setattr(service, "accept_task", broken)
     task = await give(store)
     caplog.set_level(logging.ERROR, logger="app.api")
-    async with in_process(store.url, await service.create_token(store, CODER)) as (_app, http):
+    token = (await service.provision_token(store, CODER)).token
+    async with in_process(store.url, token) as (_app, http):
         response = await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
         still = await http.post("/graphql", json={"query": "{ me { id } }"})
     body = response.json()
@@ -54,7 +55,8 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
 
 async def test_invalid_state_carries_the_current_state(store: Store) -> None:
     task = await give(store, project="held")  # the factory's gate holds project "held"
-    async with in_process(store.url, await service.create_token(store, CODER)) as (_app, http):
+    token = (await service.provision_token(store, CODER)).token
+    async with in_process(store.url, token) as (_app, http):
         body = (
             await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
         ).json()
@@ -71,7 +73,8 @@ async def test_a_turn_budget_spent_answers_turn_budget_exhausted(store: Store) -
     save = (
         'mutation($id: ID!) { save_checkpoint(task_id: $id, checkpoint: {progress: "p"}) { id } }'
     )
-    async with in_process(store.url, await service.create_token(store, CODER)) as (_app, http):
+    token = (await service.provision_token(store, CODER)).token
+    async with in_process(store.url, token) as (_app, http):
         body = (
             await http.post("/graphql", json={"query": save, "variables": {"id": task.id}})
         ).json()
@@ -80,7 +83,8 @@ async def test_a_turn_budget_spent_answers_turn_budget_exhausted(store: Store) -
 
 async def test_an_agent_administering_answers_forbidden(store: Store) -> None:
     query = "mutation { set_gate_rule(input: {effect: allow}) { id } }"
-    async with in_process(store.url, await service.create_token(store, PLANNER)) as (_app, http):
+    token = (await service.provision_token(store, PLANNER)).token
+    async with in_process(store.url, token) as (_app, http):
         body = (await http.post("/graphql", json={"query": query})).json()
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}
 

@@ -60,7 +60,8 @@ class Counter:
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     """The app on the test's database, its hub stopped (its polling would be counted too)."""
-    async with in_process(store.url, await service.create_token(store, ALICE)) as (app, http):
+    token = (await service.provision_token(store, ALICE)).token
+    async with in_process(store.url, token) as (app, http):
         await app.state.hub.stop()
         counter = Counter()
         event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)

@@ -13,7 +13,7 @@ from app.storage.tables import TokenRow
 
 
 async def test_a_created_token_authenticates_as_its_principal(store) -> None:
-    token = await service.create_token(store, person("alice"))
+    token = (await service.provision_token(store, person("alice"))).token
     assert await service.authenticate(store, f"Bearer {token}") == Principal("person", "alice")
     assert await service.authenticate(store, f"bearer   {token}  ") == Principal("person", "alice")
 
@@ -25,7 +25,7 @@ async def test_registering_an_agent_returns_its_id_and_a_token_for_it(store) -> 
 
 
 async def test_only_the_hash_of_a_token_is_stored(store) -> None:
-    token = await service.create_token(store, person("alice"))
+    token = (await service.provision_token(store, person("alice"))).token
     async with store.read() as tx:
         stored = [r[0] for r in await tx.rows(select(TokenRow.__table__.c.token_sha256))]
     assert stored == [token_digest(token)]
@@ -37,7 +37,7 @@ async def test_only_the_hash_of_a_token_is_stored(store) -> None:
     [None, "", "Bearer", "Bearer ", "Basic abc", "prk_not-a-token", "Bearer prk_unknown"],
 )
 async def test_a_missing_malformed_or_unknown_token_is_unauthenticated(store, header) -> None:
-    await service.create_token(store, person("alice"))
+    await service.provision_token(store, person("alice"))
     with pytest.raises(Unauthenticated) as raised:
         await service.authenticate(store, header)
     assert raised.value.code == "unauthenticated"

@@ -82,8 +82,8 @@ async def seed(url: str) -> Seeded:
             task = await _task(store, f"Task {i}")
             for verb in SPREAD[i % len(SPREAD)]:
                 await call(store, verb, CODER, task.id)
-        alice = await service.create_token(store, ALICE)
-        bob = await service.create_token(store, BOB)
+        alice = (await service.provision_token(store, ALICE)).token
+        bob = (await service.provision_token(store, BOB)).token
         return Seeded(alice, bob, spares, rich)
     finally:
         await store.close()

@@ -15,7 +15,7 @@ from app.service.inputs import HandoffInput
 
 
 async def _people(store):  # type: ignore[no-untyped-def]
-    await service.create_token(store, person("alice"))
+    await service.provision_token(store, person("alice"))
     await service.register_agent(store, person("alice"), "coder")
     await service.register_agent(store, person("alice"), "writer")
     return person("alice"), agent("alice/coder"), agent("alice/writer")
@@ -150,7 +150,7 @@ async def test_concurrent_writers_give_one_gapless_ordered_sequence(store, hub) 
 
 async def test_a_subscriber_never_sees_tasks_it_cannot_see(store, hub) -> None:
     alice, coder, writer = await _people(store)
-    await service.create_token(store, person("mallory"))
+    await service.provision_token(store, person("mallory"))
     await service.register_agent(store, person("mallory"), "spy")
     spy_stream = events_for(hub, store, agent("mallory/spy"), Filters(), after=0)
     owner_stream = events_for(hub, store, alice, Filters(), after=0)

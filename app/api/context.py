@@ -2,7 +2,9 @@
 
 Over HTTP the caller's token is in the `Authorization` header; over WebSockets it is in
 the `connection_init` payload (`{"Authorization": "Bearer <token>"}`), which arrives after
-the context is made, so authentication happens on first use.
+the context is made, so authentication happens on first use: once per request, or once
+per WebSocket connection (whose `credential` app/api/ws.py then registers, so that the
+connection is closed when its token is revoked).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from app.api.loaders import Loaders, create_loaders
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 from app.events.hub import Hub
-from app.service.auth import authenticate
+from app.service.auth import Credential, credential_for
 from app.service.database import Store
 
 
@@ -29,6 +31,7 @@ class Context:
     response: Any = None
     connection_params: dict[str, Any] | None = None
     principal: Principal | None = None
+    credential: Credential | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
 
     @property
@@ -47,9 +50,10 @@ class Context:
     async def viewer(self) -> Principal:
         """The authenticated caller; unauthenticated raises."""
         if self.principal is None:
-            principal = await authenticate(self.store, self.authorization())
+            credential = await credential_for(self.store, self.authorization())
+            principal = credential.principal
             self._loaders = create_loaders(self.store, principal, cache=not self.is_websocket)
-            self.principal = principal
+            self.credential, self.principal = credential, principal
         return self.principal
 
     @property

@@ -22,7 +22,7 @@ from app.api.inputs import (
     ResultRuleInput,
     VerdictInput,
 )
-from app.api.types import AgentRegistration, GateRule, ResultRule, Task
+from app.api.types import AgentRegistration, GateRule, NewToken, ResultRule, Task, TokenInfo
 
 Info = strawberry.Info
 Version = Annotated[
@@ -297,3 +297,28 @@ class Mutation:
     async def add_project_member(self, info: Info, project: str, handle: str) -> bool:
         ctx = info.context
         return await service.add_project_member(ctx.store, await ctx.viewer(), project, handle)
+
+    @strawberry.mutation(
+        description="A new token for the caller, or (by a person) for one of its agents; "
+        "the secret is shown once."
+    )
+    async def create_token(
+        self,
+        info: Info,
+        agent: str | None = None,
+        label: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> NewToken:
+        ctx = info.context
+        made = await service.create_token(
+            ctx.store, await ctx.viewer(), agent, label, expires_in_seconds
+        )
+        return NewToken(token_info=TokenInfo.from_domain(made.token_info), token=made.token)
+
+    @strawberry.mutation(
+        description="Revoke a token (by its principal, or its agent's owner): refused at once "
+        "on every server process; its WebSocket connections close (4403)."
+    )
+    async def revoke_token(self, info: Info, id: strawberry.ID) -> TokenInfo:
+        ctx = info.context
+        return TokenInfo.from_domain(await service.revoke_token(ctx.store, await ctx.viewer(), id))

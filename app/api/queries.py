@@ -12,12 +12,13 @@ from app.api.types import (
     TaskConnection,
     TaskEventConnection,
     TaskStateInfo,
+    TokenInfo,
 )
 from app.domain import shapes
 from app.domain.errors import InvalidInput
 from app.domain.reads import EventFilters, TaskFilters
 from app.domain.table import table
-from app.service import reads
+from app.service import credentials, reads
 
 DEFAULT_FIRST = 50
 MAX_FIRST = 500
@@ -106,3 +107,9 @@ class Query:
     @strawberry.field(description="The caller.")
     async def me(self, info: strawberry.Info) -> Principal:
         return Principal.from_domain(await info.context.viewer())
+
+    @strawberry.field(description="The caller's tokens, and for a person its agents' too.")
+    async def tokens(self, info: strawberry.Info) -> list[TokenInfo]:
+        ctx = info.context
+        found = await credentials.tokens(ctx.store, await ctx.viewer())
+        return [TokenInfo.from_domain(t) for t in found]

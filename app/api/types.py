@@ -41,6 +41,7 @@ from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.table import Move, table
 from app.domain.task import PROTOCOL_FIELDS
 from app.domain.task import Task as DomainTask
+from app.domain.tokens import TokenInfo as DomainTokenInfo
 from app.events.stream import task_of
 
 Convert = Callable[[Any], Any]
@@ -345,3 +346,32 @@ class ResultRule:
     @classmethod
     def from_domain(cls, rule: DomainResultRule) -> ResultRule:
         return cls(**rule.__dict__)
+
+
+@strawberry.type(description="A bearer token as its holder and owner see it; never the secret.")
+class TokenInfo:
+    id: strawberry.ID
+    principal: str = strawberry.field(description="The handle or agent id the token names.")
+    label: str | None
+    created_at: str
+    last_used_at: str | None = strawberry.field(description="To the minute.")
+    expires_at: str | None
+    revoked_at: str | None
+
+    @classmethod
+    def from_domain(cls, info: DomainTokenInfo) -> TokenInfo:
+        return cls(
+            id=strawberry.ID(info.id),
+            principal=info.principal,
+            label=info.label,
+            created_at=info.created_at,
+            last_used_at=info.last_used_at,
+            expires_at=info.expires_at,
+            revoked_at=info.revoked_at,
+        )
+
+
+@strawberry.type(description="A token just made: its facts, and its secret, shown only here.")
+class NewToken:
+    token_info: TokenInfo
+    token: str = strawberry.field(description="Shown once; the server keeps only its hash.")

@@ -10,13 +10,19 @@ On graphql-transport-ws the server sends `ping` once a connection has been silen
 keep-alive interval (legacy graphql-ws gets Strawberry's `ka` messages). A connection
 holding the most operations it may gets an `error` with code `rate_limited` for the next
 one, and stays open: completing an operation frees its place.
+
+Each acknowledged connection is registered by the id of the token that opened it
+(`Connections`); the moment this process hears that the token was revoked, or when the
+token expires, the connection is closed with 4403 (both subprotocols).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+import logging
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from graphql import GraphQLFormattedError
 from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
@@ -34,7 +40,114 @@ from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as 
 from app.api import errors
 from app.api.context import Context
 from app.api.delivery import running
+from app.domain.clock import now
 from app.domain.errors import Unauthenticated
+from app.service.auth import Credential, Revoked, credentials_of, revoked_among
+from app.service.database import Store
+
+log = logging.getLogger(__name__)
+
+REVOKED = 4403  # graphql-transport-ws's Forbidden: the token is no longer good
+
+
+class Revocable(Protocol):
+    async def close_revoked(self, reason: str) -> None: ...
+
+
+class Connections:
+    """This process's open WebSocket connections on one database, by the id of the token
+    that opened each. It listens to the revocations the process hears of (app/service/auth.py)
+    and closes the connections of a revoked token at once, and of an expired one on time."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.by_token: dict[str, set[Revocable]] = {}
+        self._expiries: dict[Revocable, asyncio.TimerHandle] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        credentials_of(store).listeners.append(self.revoked)
+
+    def add(self, connection: Revocable, credential: Credential) -> None:
+        self.by_token.setdefault(credential.token_id, set()).add(connection)
+        if credential.expires_at is not None:
+            delay = (credential.expires_at - now()).total_seconds()
+            self._expiries[connection] = asyncio.get_running_loop().call_later(
+                max(delay, 0.0), self._close, connection, "the token expired"
+            )
+        if not credentials_of(self.store).unchanged_since(credential):
+            self._spawn(self._recheck([credential.token_id]))  # revoked while it connected?
+
+    def discard(self, connection: Revocable, token_id: str) -> None:
+        held = self.by_token.get(token_id)
+        if held is not None:
+            held.discard(connection)
+            if not held:
+                del self.by_token[token_id]
+        timer = self._expiries.pop(connection, None)
+        if timer is not None:
+            timer.cancel()
+
+    def revoked(self, token_ids: Revoked) -> None:
+        if token_ids is None:  # which is unknown: ask the database about the open ones
+            if self.by_token:
+                self._spawn(self._recheck(list(self.by_token)))
+            return
+        for token_id in token_ids & self.by_token.keys():
+            for connection in self.by_token.pop(token_id):
+                self._close(connection, "the token was revoked")
+
+    async def _recheck(self, token_ids: list[str]) -> None:
+        try:
+            gone = await revoked_among(self.store, token_ids)
+        except Exception:  # the database may be briefly away; the next announcement retries
+            log.exception("re-checking the tokens of open connections failed")
+            return
+        self.revoked(frozenset(gone))
+
+    def _close(self, connection: Revocable, reason: str) -> None:
+        timer = self._expiries.pop(connection, None)
+        if timer is not None:
+            timer.cancel()
+        self._spawn(connection.close_revoked(reason))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+
+_connections: dict[str, Connections] = {}
+
+
+def connections_of(store: Store) -> Connections:
+    """The process's registry of open connections on the store's database."""
+    found = _connections.get(store.url)
+    if found is None:
+        found = _connections[store.url] = Connections(store)
+    return found
+
+
+class RevocableConnection:
+    """What both handlers share: registration by token, and closing when it is revoked."""
+
+    context: Context
+    websocket: Any
+    _registered: Credential | None = None
+    _revoked = False
+
+    def register(self) -> None:
+        credential = self.context.credential
+        if credential is not None and self._registered is None:
+            self._registered = credential
+            connections_of(self.context.store).add(self, credential)
+
+    def unregister(self) -> None:
+        if self._registered is not None:
+            connections_of(self.context.store).discard(self, self._registered.token_id)
+
+    async def close_revoked(self, reason: str) -> None:
+        self._revoked = True
+        with contextlib.suppress(Exception):  # it may be closing already
+            await self.websocket.close(code=REVOKED, reason=reason)
 
 
 async def authenticate_connection(context: Context) -> None:
@@ -54,8 +167,9 @@ def limit_error(limit: int) -> GraphQLFormattedError:
     )
 
 
-class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
-    """graphql-transport-ws with pings on idle connections and a clear limit error."""
+class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Context, None]):
+    """graphql-transport-ws with pings on idle connections, a clear limit error, and a
+    close (4403) when the connection's token is revoked."""
 
     _pinger: asyncio.Task[None] | None = None
     _last_sent = 0.0
@@ -63,6 +177,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     async def handle_connection_init(self, message: Any) -> None:
         await super().handle_connection_init(message)
         if self.connection_acknowledged and self._pinger is None:
+            self.register()
             self._pinger = asyncio.create_task(self._ping_when_idle())
 
     async def handle_subscribe(self, message: Any) -> None:
@@ -93,11 +208,12 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     async def handle_task_exception(self, error: Exception) -> None:
         """An operation that answers after its client closed the connection has nobody to
         tell: not a fault to log with a traceback."""
-        if isinstance(error, ClosedWebSocket | WebSocketDisconnected):
+        if isinstance(error, ClosedWebSocket | WebSocketDisconnected) or self._revoked:
             return
         await super().handle_task_exception(error)
 
     async def shutdown(self) -> None:
+        self.unregister()
         if self._pinger is not None:
             self._pinger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -118,8 +234,18 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             return  # the connection is closing; the handler's own loop ends it
 
 
-class LegacyWSHandler(BaseGraphQLWSHandler[Context, None]):
-    """graphql-ws with the same limit error as graphql-transport-ws."""
+class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
+    """graphql-ws with the same limit error as graphql-transport-ws, closed (4403) when the
+    connection's token is revoked."""
+
+    async def handle_connection_init(self, message: Any) -> None:
+        await super().handle_connection_init(message)
+        if self.connection_acknowledged:
+            self.register()
+
+    async def cleanup(self) -> None:
+        self.unregister()
+        await super().cleanup()
 
     async def handle_start(self, message: Any) -> None:
         limit = self.max_subscriptions_per_connection

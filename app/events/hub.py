@@ -3,6 +3,12 @@
 Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
 wakes it for commits made by other processes; a slow poll covers anything missed. The hub
 never skips a seq: it reads the log itself, and seqs commit in order (see Tx.append_events).
+
+The hub also hears of tokens revoked by other processes and tells `revocation_listeners`
+(app/service/auth.py's cache): on PostgreSQL by a second channel on the same LISTEN
+connection, `prickle_tokens`, whose payload is the revoked ids; after a reconnection, when
+some may have been missed, with None. On SQLite the only other process that revokes is
+`prickle token revoke`; a poll of the revocation count notices it (None as well).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
+from app.storage.repositories.tokens import TOKENS_CHANNEL
 from app.storage.store import NOTIFY_CHANNEL, Store
 
 if TYPE_CHECKING:
@@ -84,6 +91,8 @@ class Hub:
         self._listening: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection[asyncpg.Record] | None = None
         self._lost = asyncio.Event()
+        self.revocation_listeners: list[Callable[[frozenset[str] | None], None]] = []
+        self._revocations: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         async with self.store.read() as tx:
@@ -92,12 +101,16 @@ class Hub:
         if not self.store.sqlite:
             await self._listen()
             self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
+        else:
+            self._revocations = asyncio.create_task(
+                self._poll_revocations(), name="prickle-revocations"
+            )
         self._task = asyncio.create_task(self._tail(), name="prickle-event-hub")
 
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.store.commit_listeners.remove(self.wake)
-        for task in (self._listening, self._task):
+        for task in (self._listening, self._revocations, self._task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -175,10 +188,39 @@ class Hub:
         listener = await asyncpg.connect(url.render_as_string(hide_password=False), timeout=10)
         listener.add_termination_listener(lambda *_: self._lost.set())
         await listener.add_listener(NOTIFY_CHANNEL, self._notified)
+        await listener.add_listener(TOKENS_CHANNEL, self._tokens_notified)
         self._listener = listener
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
         self.wake(int(payload) if isinstance(payload, str) and payload.isdigit() else 0)
+
+    def _tokens_notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        text = payload if isinstance(payload, str) else ""
+        self._revoked(frozenset(i for i in text.split(",") if i))
+
+    def _revoked(self, token_ids: frozenset[str] | None) -> None:
+        for listener in list(self.revocation_listeners):
+            try:
+                listener(token_ids)
+            except Exception:
+                log.exception("a revocation listener failed")
+
+    async def _poll_revocations(self) -> None:
+        """SQLite: when the count of revoked tokens changes, some were revoked (perhaps by
+        `prickle token revoke`, which has no other way to tell this process)."""
+        seen: int | None = None
+        while True:
+            try:
+                async with self.store.read() as tx:
+                    count = await tx.tokens.revoked_count()
+                if seen is not None and count != seen:
+                    self._revoked(None)
+                seen = count
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database may be briefly away; the next poll retries
+                log.exception("reading the revocation count failed")
+            await asyncio.sleep(self.poll_seconds)
 
     async def _keep_listening(self) -> None:
         """Watch the LISTEN connection; when it drops, reconnect with backoff. Commits made
@@ -200,6 +242,7 @@ class Hub:
                     delay = min(delay * 2, most)
             log.warning("the LISTEN connection is back")
             self.wake()
+            self._revoked(None)  # revocations announced meanwhile were not heard
 
     async def _until_lost(self) -> None:
         """Return once the connection has closed, or fails to answer a periodic SELECT 1

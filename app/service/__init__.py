@@ -8,15 +8,16 @@ input types of app.service.inputs, which the API exposes as its GraphQL inputs.
 
 from app.service.admin import (
     add_project_member,
-    create_token,
     delete_gate_rule,
     delete_result_rule,
+    provision_token,
     register_agent,
     set_gate_rule,
     set_result_rule,
 )
 from app.service.auth import authenticate
 from app.service.creation import handoff, request_capability, reroute
+from app.service.credentials import create_token, revoke_all, revoke_token, tokens
 from app.service.inputs import (
     ArtifactInput,
     CapabilityInput,
@@ -72,15 +73,19 @@ __all__ = [
     "deny_task",
     "hand_back",
     "handoff",
+    "provision_token",
     "register_agent",
     "request_capability",
     "reroute",
     "resume_run",
     "return_result",
+    "revoke_all",
+    "revoke_token",
     "save_checkpoint",
     "set_gate_rule",
     "set_result_rule",
     "start_task",
     "stop_run",
+    "tokens",
     "wait_on",
 ]

@@ -1,4 +1,5 @@
-"""Owner administration: agents and tokens, gate rules, result rules, project members."""
+"""Owner administration: agents, gate rules, result rules, project members; and the
+operator's `provision_token` (`prickle token create`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from app.domain.principals import (
     check_project,
     owner_of,
 )
+from app.domain.tokens import check_expires_in, check_label
 from app.domain.types import JSON
-from app.service.auth import issue
+from app.service.auth import NewToken, issue
 from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
 from app.storage.store import Store
 
@@ -45,23 +47,30 @@ async def register_agent(
     owner = _owner(actor)
     agent_id = check_agent_id(f"{owner}/{check_handle(name, 'name')}")
     offered = [(c["kind"], c["name"]) for c in map(check_capability, capabilities or [])]
-    at = rfc3339(now())
+    moment = now()
     async with store.write() as tx:
-        await tx.principals.ensure_agent(agent_id, owner, at)
+        await tx.principals.ensure_agent(agent_id, owner, rfc3339(moment))
         await tx.principals.set_capabilities(agent_id, offered)
-        token = await issue(tx, agent(agent_id), at)
-    return Registration(agent_id, token)
+        made = await issue(tx, agent(agent_id), moment)
+    return Registration(agent_id, made.token)
 
 
-async def create_token(store: Store, principal: Principal) -> str:
-    """A new token for a person or agent, creating the principal if missing (the CLI)."""
-    at = rfc3339(now())
+async def provision_token(
+    store: Store,
+    principal: Principal,
+    label: str | None = None,
+    expires_in_seconds: int | None = None,
+) -> NewToken:
+    """A new token for a person or agent, creating the principal if missing: the operator's
+    way in (`prickle token create`, and the first owner of `prickle serve`)."""
+    label, expires_in_seconds = check_label(label), check_expires_in(expires_in_seconds)
+    at = now()
     async with store.write() as tx:
         if principal.is_person:
-            await tx.principals.ensure_person(principal.id, at)
+            await tx.principals.ensure_person(principal.id, rfc3339(at))
         else:
-            await tx.principals.ensure_agent(principal.id, owner_of(principal.id), at)
-        return await issue(tx, principal, at)
+            await tx.principals.ensure_agent(principal.id, owner_of(principal.id), rfc3339(at))
+        return await issue(tx, principal, at, label, expires_in_seconds)
 
 
 async def set_gate_rule(store: Store, actor: Principal, rule: GateRuleInput) -> GateRule:

@@ -1,16 +1,107 @@
-"""Bearer tokens: only their sha256 is stored; a token names one person or one agent."""
+"""Bearer tokens: only their sha256 is stored; a token names one person or one agent.
+
+A process keeps, per database, what it has learned of tokens (`Credentials`): a token's
+hash -> its id, the principal it names and its expiry, so that a request costs no read.
+An entry leaves the cache the moment the process learns that its token was revoked: at
+once for a revocation the process made itself (`announce_revoked`, after the commit); from
+the event hub for other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the
+revoking transaction; on SQLite, where `prickle token revoke` is the only other writer, a
+poll of the revocation count). Whatever else holds a token open (a WebSocket connection:
+app/api/ws.py) listens to the same announcements. An expired token is refused by the clock.
+
+`last_used_at` is written at most once a minute per token and process: when the token is
+used in a later minute than the one this process last recorded for it.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import logging
 import secrets
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import datetime
 
+from app.domain.clock import new_id, now, rfc3339
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
+from app.domain.tokens import TokenInfo, expiry, minute_of
+from app.storage.repositories.tokens import StoredToken
 from app.storage.store import Store, Tx
 
+log = logging.getLogger(__name__)
+
 TOKEN_PREFIX = "prk_"
-_known: dict[str, Principal] = {}  # tokens are never revoked, so a hit stays true
+
+# What a listener hears: the ids of revoked tokens, or None when some may have been revoked
+# unseen (a lost LISTEN connection, another process on SQLite): then it asks the database.
+Revoked = frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class Credential:
+    """An authenticated token: its id, the principal it names, when it expires, and the
+    process's revocation epoch when it was checked (see Credentials.unchanged_since)."""
+
+    token_id: str
+    principal: Principal
+    expires_at: datetime | None
+    epoch: int
+
+    def expired(self, at: datetime) -> bool:
+        return self.expires_at is not None and at >= self.expires_at
+
+
+@dataclass(frozen=True)
+class NewToken:
+    token_info: TokenInfo
+    token: str  # the secret, shown once
+
+
+@dataclass
+class _Known:
+    digest: str
+    credential: Credential
+    used: str | None  # the minute of last use this process recorded
+
+
+class Credentials:
+    """This process's cache of one database's tokens, and who hears of revocations."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, _Known] = {}  # by the token's sha256
+        self.epoch = 0  # counts the revocations heard; a read older than one is not cached
+        self.listeners: list[Callable[[Revoked], None]] = []
+
+    def revoked(self, token_ids: Revoked) -> None:
+        """Forget the revoked tokens (all, for None) and tell every listener."""
+        self.epoch += 1
+        if token_ids is None:
+            self.known.clear()
+        else:
+            for digest in [d for d, k in self.known.items() if k.credential.token_id in token_ids]:
+                del self.known[digest]
+        for listener in list(self.listeners):
+            try:
+                listener(token_ids)
+            except Exception:
+                log.exception("a revocation listener failed")
+
+    def unchanged_since(self, credential: Credential) -> bool:
+        """True when no revocation was heard since the credential was checked."""
+        return credential.epoch == self.epoch
+
+
+_credentials: dict[str, Credentials] = {}
+
+
+def credentials_of(store: Store) -> Credentials:
+    """The process's Credentials for the store's database (one per database URL)."""
+    found = _credentials.get(store.url)
+    if found is None:
+        found = _credentials[store.url] = Credentials()
+    return found
 
 
 def new_token() -> str:
@@ -21,26 +112,102 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def issue(tx: Tx, principal: Principal, at: str) -> str:
+async def issue(
+    tx: Tx,
+    principal: Principal,
+    at: datetime,
+    label: str | None = None,
+    expires_in_seconds: int | None = None,
+) -> NewToken:
+    """A new token for the principal, stored as its hash; the secret is in the answer only."""
     token = new_token()
-    await tx.tokens.put(token_digest(token), principal.kind, principal.id, at)
-    return token
+    expires_at = expiry(at, expires_in_seconds)
+    info = TokenInfo(
+        id=new_id(),
+        principal_kind=principal.kind,
+        principal=principal.id,
+        label=label,
+        created_at=rfc3339(at),
+        last_used_at=None,
+        expires_at=rfc3339(expires_at) if expires_at else None,
+        revoked_at=None,
+    )
+    await tx.tokens.put(token_digest(token), info)
+    return NewToken(info, token)
+
+
+def announce_revoked(store: Store, token_ids: Collection[str]) -> None:
+    """Tell this process that the tokens were revoked: call it after the revoking
+    transaction committed. (Other processes hear of it from the commit itself.)"""
+    if token_ids:
+        credentials_of(store).revoked(frozenset(token_ids))
 
 
 async def authenticate(store: Store, authorization: str | None) -> Principal:
     """The principal behind an `Authorization: Bearer <token>` value."""
+    return (await credential_for(store, authorization)).principal
+
+
+async def credential_for(store: Store, authorization: str | None) -> Credential:
+    """The live token behind an `Authorization: Bearer <token>` value; unauthenticated
+    when there is none, or it is unknown, revoked or expired."""
+    digest = token_digest(_bearer(authorization))
+    credentials = credentials_of(store)
+    known = credentials.known.get(digest)
+    if known is None:
+        known = await _look_up(store, credentials, digest)
+    at = now()
+    if known.credential.expired(at):
+        credentials.known.pop(digest, None)
+        raise Unauthenticated("the bearer token has expired")
+    await _record_use(store, known, at)
+    return known.credential
+
+
+def _bearer(authorization: str | None) -> str:
     if not authorization:
         raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)")
     scheme, _, token = authorization.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
-    digest = token_digest(token.strip())
-    key = f"{store.url}|{digest}"
-    if key in _known:
-        return _known[key]
+    return token.strip()
+
+
+async def _look_up(store: Store, credentials: Credentials, digest: str) -> _Known:
+    epoch = credentials.epoch
     async with store.read() as tx:
-        found = await tx.tokens.principal_for(digest)
-    if found is None:
+        stored = await tx.tokens.by_digest(digest)
+    if stored is None or not hmac.compare_digest(stored.token_sha256, digest):
         raise Unauthenticated("the bearer token is not valid")
-    _known[key] = Principal(*found)
-    return _known[key]
+    if stored.info.revoked_at is not None:
+        raise Unauthenticated("the bearer token was revoked")
+    known = _Known(digest, _credential(stored, epoch), stored.info.last_used_at)
+    if credentials.epoch == epoch:  # no revocation was heard while reading: keep it
+        credentials.known[digest] = known
+    return known
+
+
+def _credential(stored: StoredToken, epoch: int) -> Credential:
+    info = stored.info
+    expires_at = datetime.fromisoformat(info.expires_at) if info.expires_at else None
+    return Credential(info.id, Principal(info.principal_kind, info.principal), expires_at, epoch)
+
+
+async def _record_use(store: Store, known: _Known, at: datetime) -> None:
+    minute = rfc3339(minute_of(at))
+    if known.used is not None and known.used >= minute:
+        return
+    known.used = minute
+    try:
+        async with store.write() as tx:
+            await tx.tokens.touch(known.credential.token_id, minute)
+    except Exception:  # a missed minute of last use is no reason to refuse the request
+        log.warning("recording a token's last use failed", exc_info=True)
+
+
+async def revoked_among(store: Store, token_ids: Collection[str]) -> list[str]:
+    """Those of the tokens that are revoked, expired, or gone (asked of the database)."""
+    if not token_ids:
+        return []
+    async with store.read() as tx:
+        return await tx.tokens.revoked_among(list(token_ids), rfc3339(now()))

@@ -149,14 +149,21 @@ class AgentRow(SQLModel, table=True):
 
 
 class TokenRow(SQLModel, table=True):
-    """Only the sha256 of a token is stored."""
+    """Only the sha256 of a token is stored; `id` names the token to its owner, and is not
+    the secret. Every moment is RFC 3339 text; `last_used_at` is kept to the minute."""
 
     __tablename__ = "tokens"
+    __table_args__ = (Index("ix_tokens_id", "id", unique=True),)
 
     token_sha256: str = Field(primary_key=True, max_length=64)
+    id: str = Field(max_length=64)
     principal_kind: str = Field(max_length=8)
     principal_id: str = Field(max_length=79, index=True)
+    label: str | None = Field(default=None, max_length=100)
     created_at: str = Field(max_length=40)
+    last_used_at: str | None = Field(default=None, max_length=40)
+    expires_at: str | None = Field(default=None, max_length=40)
+    revoked_at: str | None = Field(default=None, max_length=40)
 
 
 class CapabilityRow(SQLModel, table=True):
