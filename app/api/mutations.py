@@ -297,3 +297,10 @@ class Mutation:
     async def add_project_member(self, info: Info, project: str, handle: str) -> bool:
         ctx = info.context
         return await service.add_project_member(ctx.store, await ctx.viewer(), project, handle)
+
+    @strawberry.mutation(
+        description="Administrators of a project remove members (never its last administrator)."
+    )
+    async def remove_project_member(self, info: Info, project: str, handle: str) -> bool:
+        ctx = info.context
+        return await service.remove_project_member(ctx.store, await ctx.viewer(), project, handle)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
+from app.events.members import Memberships
+from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.store import NOTIFY_CHANNEL, Store
 
 log = logging.getLogger(__name__)
@@ -80,11 +82,14 @@ class Hub:
         self._listening: asyncio.Task[None] | None = None
         self._listener = None
         self._lost = asyncio.Event()
+        # project memberships of live subscribers, re-read only when a membership changed
+        self.memberships = Memberships(store)
 
     async def start(self) -> None:
         async with self.store.read() as tx:
             self.head = await tx.events.last_seq()
         self.store.commit_listeners.append(self.wake)
+        self.store.member_listeners.append(self.memberships.changed)
         if not self.store.sqlite:
             await self._listen()
             self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
@@ -93,6 +98,8 @@ class Hub:
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.store.commit_listeners.remove(self.wake)
+        with contextlib.suppress(ValueError):
+            self.store.member_listeners.remove(self.memberships.changed)
         for task in (self._listening, self._task):
             if task is not None:
                 task.cancel()
@@ -142,6 +149,8 @@ class Hub:
         while True:
             async with self.store.read() as tx:
                 batch = await tx.events.after(self.head, BATCH)
+            if batch:
+                await self.memberships.refresh()
             for event in batch:
                 self.head = event.seq
                 for sub in list(self.subscribers):
@@ -171,6 +180,8 @@ class Hub:
         listener = await asyncpg.connect(url.render_as_string(hide_password=False), timeout=10)
         listener.add_termination_listener(lambda *_: self._lost.set())
         await listener.add_listener(NOTIFY_CHANNEL, self._notified)
+        await listener.add_listener(MEMBERS_CHANNEL, self.memberships.notified)
+        self.memberships.changed()  # a change may have gone unheard while not listening
         self._listener = listener
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:

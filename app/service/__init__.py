@@ -12,6 +12,7 @@ from app.service.admin import (
     delete_gate_rule,
     delete_result_rule,
     register_agent,
+    remove_project_member,
     set_gate_rule,
     set_result_rule,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "hand_back",
     "handoff",
     "register_agent",
+    "remove_project_member",
     "request_capability",
     "reroute",
     "resume_run",
