@@ -31,9 +31,9 @@ class Memberships:
 
     async def track(self, handle: str) -> set[str]:
         """The person's projects, read now, and kept current until `untrack(handle)`."""
-        self._holders[handle] += 1
         async with self.store.read() as tx:
             fresh = set(await tx.projects.projects_of(handle))
+        self._holders[handle] += 1
         projects = self._projects.setdefault(handle, set())
         projects.clear()
         projects.update(fresh)
