@@ -9,12 +9,15 @@ own task (carol -> carol/helper) gives her subscription events she always sees, 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
-from live import BRIEF, Cast, Live, live_server, opened, subscribers_reach
+from live import BRIEF, DEBUG_ENV, Cast, Live, live_server, opened, subscribers_reach
 
 __all__ = ["live_server"]
+
+POSTGRES = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") == "postgres"
 
 TASK = "query($id: ID!) { task(id: $id) { id } }"
 EVENTS = (
@@ -113,3 +116,25 @@ async def test_a_person_with_two_subscriptions_follows_membership_in_both(cast: 
         cast.move("alice/writer", "accept_task", t)
         got = await asyncio.gather(next_event(one), next_event(two))
         assert [e["verb"] for e in got] == ["accept_task", "accept_task"]
+
+
+@pytest.mark.skipif(not POSTGRES, reason="several processes share a PostgreSQL database")
+async def test_a_membership_changed_through_another_process_applies_from_the_next_event(
+    start_server: Any,
+) -> None:
+    one, other = start_server(), start_server(env=DEBUG_ENV)
+    cast = Cast(one).add("alice", "carol", "alice/coder", "alice/writer", "carol/helper")
+    t = cast.handoff("alice/coder", "alice/writer", "team")["id"]
+    mine = cast.handoff("carol", "carol/helper", "own")["id"]
+    async with opened(other, cast.token("carol")) as live:
+        await live.subscribe(query=BRIEF)
+        await subscribers_reach(other, 1)
+        assert membership(cast, "add", "alice", "team", "carol")["data"]
+        cast.move("alice/writer", "accept_task", t)
+        got = await next_event(live)
+        assert (got["task_id"], got["verb"]) == (t, "accept_task")
+        assert membership(cast, "remove", "alice", "team", "carol")["data"]
+        cast.move("alice/writer", "start_task", t)
+        cast.move("carol/helper", "accept_task", mine)
+        got = await next_event(live)
+        assert (got["task_id"], got["verb"]) == (mine, "accept_task")
