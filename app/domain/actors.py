@@ -48,4 +48,3 @@ _CHECKS = {
     "requester_owner": _requester_owner,
     "answerer": _answerer,
 }
-
