@@ -147,6 +147,8 @@ def test_a_task_through_review_with_questions_stops_and_a_second_revision(walk: 
     )
     seqs = [e["node"]["seq"] for e in history["edges"] + rest["edges"]]
     assert seqs == sorted(seqs) == [e["seq"] for e in full["events"]]
+    assert walk("mutations/remove_project_member", "alice", project="review", handle="carol")
+    assert walk("queries/task", "carol", id=tid) is None  # no longer a member
     assert walk("mutations/delete_result_rule", "alice", id=review["id"]) is True
     assert walk("mutations/delete_gate_rule", "bob", id=allow["id"]) is True
     assert walk.refused("mutations/delete_gate_rule", "bob", id=allow["id"])["extensions"] == {

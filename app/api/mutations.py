@@ -322,3 +322,10 @@ class Mutation:
     async def revoke_token(self, info: Info, id: strawberry.ID) -> TokenInfo:
         ctx = info.context
         return TokenInfo.from_domain(await service.revoke_token(ctx.store, await ctx.viewer(), id))
+
+    @strawberry.mutation(
+        description="Administrators of a project remove members (never its last administrator)."
+    )
+    async def remove_project_member(self, info: Info, project: str, handle: str) -> bool:
+        ctx = info.context
+        return await service.remove_project_member(ctx.store, await ctx.viewer(), project, handle)

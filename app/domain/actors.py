@@ -48,17 +48,3 @@ _CHECKS = {
     "requester_owner": _requester_owner,
     "answerer": _answerer,
 }
-
-
-def sees(p: Principal, task: Task, is_member: bool = False) -> bool:
-    """Visibility of section 1: a party to the task, its owner, or a project member.
-
-    The agent a waiting task names in wait_on sees it too while it waits: it is asked to
-    answer, and could not answer a task it cannot see.
-    """
-    return (
-        is_member
-        or p.acts_for(task.assignee)
-        or _requester_side(p, task)
-        or (task.waiting_on == "agent" and p.acts_for(task.wait_agent))
-    )

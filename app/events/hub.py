@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
+from app.events.members import Memberships
+from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
 from app.storage.store import NOTIFY_CHANNEL, Store
 
@@ -93,11 +95,14 @@ class Hub:
         self._lost = asyncio.Event()
         self.revocation_listeners: list[Callable[[frozenset[str] | None], None]] = []
         self._revocations: asyncio.Task[None] | None = None
+        # project memberships of live subscribers, re-read only when a membership changed
+        self.memberships = Memberships(store)
 
     async def start(self) -> None:
         async with self.store.read() as tx:
             self.head = await tx.events.last_seq()
         self.store.commit_listeners.append(self.wake)
+        self.store.member_listeners.append(self.memberships.changed)
         if not self.store.sqlite:
             await self._listen()
             self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
@@ -110,6 +115,8 @@ class Hub:
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.store.commit_listeners.remove(self.wake)
+        with contextlib.suppress(ValueError):
+            self.store.member_listeners.remove(self.memberships.changed)
         for task in (self._listening, self._revocations, self._task):
             if task is not None:
                 task.cancel()
@@ -159,6 +166,8 @@ class Hub:
         while True:
             async with self.store.read() as tx:
                 batch = await tx.events.after(self.head, BATCH)
+            if batch:
+                await self.memberships.refresh()
             for event in batch:
                 self.head = event.seq
                 for sub in list(self.subscribers):
@@ -189,6 +198,8 @@ class Hub:
         listener.add_termination_listener(lambda *_: self._lost.set())
         await listener.add_listener(NOTIFY_CHANNEL, self._notified)
         await listener.add_listener(TOKENS_CHANNEL, self._tokens_notified)
+        await listener.add_listener(MEMBERS_CHANNEL, self.memberships.notified)
+        self.memberships.changed()  # a change may have gone unheard while not listening
         self._listener = listener
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:

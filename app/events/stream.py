@@ -1,14 +1,20 @@
-"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless."""
+"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless.
+
+Visibility is the domain's rule (`app.domain.visibility.sees`) with the subscriber's project
+memberships as they are now (kept current by the hub's `Memberships`). A replayed event is
+judged by its task as it is now, as HTTP `task_events` judges it; a live event by its task
+as the event left it, which is the task as it is at the moment the event happens.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Container
 from dataclasses import dataclass
 
-from app.domain.actors import sees
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.task import Task
+from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
 from app.storage.store import Store
 
@@ -24,20 +30,24 @@ class Filters:
     task_id: str | None = None
     assignee: str | None = None
 
+    def match(self, event: Event) -> bool:
+        return (
+            (self.task_id is None or event.task_id == self.task_id)
+            and (self.project is None or event.project == self.project)
+            and (self.assignee is None or event.task["assignee"] == self.assignee)
+        )
+
 
 def task_of(event: Event) -> Task:
     return Task(**event.task, version=event.version, wait_agent=event.wait_agent)
 
 
-def visible_to(principal: Principal, projects: set[str], filters: Filters) -> Wants:
+def visible_to(principal: Principal, projects: Container[str], filters: Filters) -> Wants:
+    """A live event the subscriber wants: its filters match, and it sees the task as the event
+    left it."""
+
     def wants(event: Event) -> bool:
-        if filters.task_id is not None and event.task_id != filters.task_id:
-            return False
-        if filters.project is not None and event.project != filters.project:
-            return False
-        if filters.assignee is not None and event.task["assignee"] != filters.assignee:
-            return False
-        return event.project in projects or sees(principal, task_of(event))
+        return filters.match(event) and sees(principal, task_of(event), projects)
 
     return wants
 
@@ -46,10 +56,24 @@ async def events_for(
     hub: Hub, store: Store, principal: Principal, filters: Filters, after: int | None
 ) -> AsyncGenerator[Event, None]:
     """Every event the principal may see, in seq order, without gap or duplicate."""
-    async with store.read() as tx:
-        projects = (
-            set(await tx.projects.projects_of(principal.id)) if principal.is_person else set()
-        )
+    member = principal.id if principal.is_person else None
+    projects: Container[str] = await hub.memberships.track(member) if member else ()
+    try:
+        async for event in _stream(hub, store, principal, projects, filters, after):
+            yield event
+    finally:
+        if member:
+            hub.memberships.untrack(member)
+
+
+async def _stream(
+    hub: Hub,
+    store: Store,
+    principal: Principal,
+    projects: Container[str],
+    filters: Filters,
+    after: int | None,
+) -> AsyncIterator[Event]:
     wants = visible_to(principal, projects, filters)
     sub = hub.subscribe(wants)
     try:
@@ -61,7 +85,8 @@ async def events_for(
                 cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
-        async for event in _replay(store, cursor, sub.start, wants, filters.task_id):
+        now_seen = _seen_now(principal, projects, filters)
+        async for event in _replay(store, cursor, sub.start, now_seen, filters.task_id):
             cursor = event.seq
             if event.version > version:
                 yield event
@@ -77,6 +102,20 @@ async def events_for(
                     yield event
     finally:
         hub.unsubscribe(sub)
+
+
+SeenNow = Callable[[Event, dict[str, Task]], bool]
+
+
+def _seen_now(principal: Principal, projects: Container[str], filters: Filters) -> SeenNow:
+    """A replayed event the subscriber wants: its filters match, and it sees the task as it
+    is now (`current`: the batch's tasks, read after the batch; an erased task is absent)."""
+
+    def wants(event: Event, current: dict[str, Task]) -> bool:
+        task = current.get(event.task_id)
+        return filters.match(event) and task is not None and sees(principal, task, projects)
+
+    return wants
 
 
 async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
@@ -105,19 +144,17 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
 
 
 async def _replay(
-    store: Store,
-    cursor: int,
-    until: int,
-    wants: Wants,
-    task_id: str | None,
+    store: Store, cursor: int, until: int, wants: SeenNow, task_id: str | None
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:
             batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id)
-        batch = [e for e in batch if e.seq <= until]
+            batch = [e for e in batch if e.seq <= until]
+            ids = sorted({e.task_id for e in batch})
+            current = {t.id: t for t in await tx.tasks.get_many(ids)}
         if not batch:
             return
         for event in batch:
-            if wants(event):
+            if wants(event, current):
                 yield event
         cursor = batch[-1].seq

@@ -12,6 +12,7 @@ from app.service.admin import (
     delete_result_rule,
     provision_token,
     register_agent,
+    remove_project_member,
     set_gate_rule,
     set_result_rule,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "handoff",
     "provision_token",
     "register_agent",
+    "remove_project_member",
     "request_capability",
     "reroute",
     "resume_run",

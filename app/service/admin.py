@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.domain.clock import new_id, now, rfc3339
-from app.domain.errors import Forbidden, NotFound
+from app.domain.errors import Conflict, Forbidden, NotFound
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.domain.principals import (
@@ -22,7 +22,7 @@ from app.domain.tokens import check_expires_in, check_label
 from app.domain.types import JSON
 from app.service.auth import NewToken, issue
 from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
-from app.storage.store import Store
+from app.storage.store import Store, Tx
 
 
 @dataclass(frozen=True)
@@ -134,9 +134,31 @@ async def add_project_member(store: Store, actor: Principal, project: str, handl
     async with store.write() as tx:
         if not await tx.projects.exists(project):
             raise NotFound(f"no project {project}")
-        if not actor.is_person or await tx.projects.role(project, actor.id) != "admin":
-            raise Forbidden(f"only the administrators of {project} add members")
+        await _administrator(tx, actor, project, "add members")
         if not await tx.principals.person_exists(handle):
             raise NotFound(f"no person {handle}")
         await tx.projects.add_member(project, handle, "member", at)
     return True
+
+
+async def remove_project_member(store: Store, actor: Principal, project: str, handle: str) -> bool:
+    """Only a project's administrators remove members, never its last administrator. The
+    removed person's HTTP reads lose sight of the project's tasks at once, and its live
+    subscriptions from their next event."""
+    check_project(project)
+    check_handle(handle)
+    async with store.write() as tx:
+        if not await tx.projects.exists(project):
+            raise NotFound(f"no project {project}")
+        await _administrator(tx, actor, project, "remove members")
+        admins = await tx.projects.admins(project, for_update=True)
+        if admins == [handle]:
+            raise Conflict(f"{handle} is the last administrator of {project}")
+        if not await tx.projects.remove_member(project, handle):
+            raise NotFound(f"{handle} is not a member of {project}")
+    return True
+
+
+async def _administrator(tx: Tx, actor: Principal, project: str, action: str) -> None:
+    if not actor.is_person or await tx.projects.role(project, actor.id) != "admin":
+        raise Forbidden(f"only the administrators of {project} {action}")

@@ -160,7 +160,8 @@ async def _offering_agent(tx: Tx, actor: Principal, capability: JSON) -> str:
 
 
 async def _found_project(tx: Tx, project: str, actor: Principal, at: str) -> None:
-    """The first task handed into a project founds it; the creator's owner administers it."""
+    """The first task handed into a project founds it; the creator's owner administers it
+    (of two owners founding one project at once, exactly one)."""
     if not await tx.projects.exists(project):
         await tx.principals.ensure_person(actor.owner, at)
-        await tx.projects.add_member(project, actor.owner, "admin", at)
+        await tx.projects.found(project, actor.owner, at)

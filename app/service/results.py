@@ -12,7 +12,7 @@ from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.types import JSON
 from app.service.inputs import ResultInput, Submission, VerdictInput, check_verdicts
-from app.service.unit import Moves, run_verb, visible_task
+from app.service.unit import Moves, can_see, run_verb, visible_task
 from app.storage.store import Store, Tx
 
 DECISIONS = {
@@ -41,7 +41,7 @@ async def return_result(
         evidence.check_indexes(submission.evidence, criteria, len(submission.artifacts))
         recorded.move(task, "return_result", "verifying", kind="result")
         previous = task.result
-        body = await _result_body(tx, task, submission, recorded, previous)
+        body = await _result_body(tx, actor, task, submission, recorded, previous)
         rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
         verdict = policy.judge(rule, body["evidence_report"])
         body.update(
@@ -89,7 +89,7 @@ async def _repeated_submission(
 
 
 async def _result_body(
-    tx: Tx, task: Task, result: Submission, recorded: Moves, previous: JSON | None
+    tx: Tx, actor: Principal, task: Task, result: Submission, recorded: Moves, previous: JSON | None
 ) -> JSON:
     previous_at = previous["returned_at"] if previous else None
     report = evidence.report(
@@ -111,7 +111,7 @@ async def _result_body(
             "recorded_at": recorded.at,
         },
         "provenance_status": lineage.provenance_status(
-            result.context, await _held_hashes(tx, result.context)
+            result.context, await _held_hashes(tx, actor, result.context)
         ),
     }
     if result.submission_id is not None:
@@ -119,16 +119,25 @@ async def _result_body(
     return body
 
 
-async def _held_hashes(tx: Tx, context: list[JSON]) -> dict[tuple[str, str], str]:
-    held: dict[tuple[str, str], str] = {}
-    packet_ids = [c["task_id"] for c in context if c["kind"] == "packet"]
-    for t in await tx.tasks.get_many(packet_ids):
-        held[("packet", t.id)] = sha256_of(t.packet)
+async def _held_hashes(
+    tx: Tx, caller: Principal, context: list[JSON]
+) -> dict[tuple[str, str], str]:
+    """The hashes the server holds for the context's items, only of tasks the caller (who
+    returns the result and declares its context) may see: an item of any other task stays
+    `claimed` whether its hash matches or not, so a result reveals nothing about it."""
     checkpoint_items = [c for c in context if c["kind"] == "checkpoint"]
     stored = await tx.checkpoints.hashes([c["checkpoint_id"] for c in checkpoint_items])
+    task_ids = {c["task_id"] for c in context if c["kind"] == "packet"}
+    task_ids |= {task_id for task_id, _ in stored.values()}
+    seen = {t.id: t for t in await tx.tasks.get_many(sorted(task_ids))}
+    seen = {i: t for i, t in seen.items() if await can_see(tx, caller, t)}
+    held: dict[tuple[str, str], str] = {}
+    for item in context:
+        if item["kind"] == "packet" and item["task_id"] in seen:
+            held[("packet", item["task_id"])] = sha256_of(seen[item["task_id"]].packet)
     for item in checkpoint_items:
         task_id, digest = stored.get(item["checkpoint_id"], ("", ""))
-        if task_id == item["task_id"]:
+        if task_id == item["task_id"] and task_id in seen:
             held[("checkpoint", item["checkpoint_id"])] = digest
     return held
 

@@ -9,7 +9,7 @@ from app.domain.principals import Principal, check_agent_id
 from app.domain.task import Task
 from app.domain.types import JSON
 from app.service.inputs import CheckpointInput, checkpoint_body
-from app.service.unit import Moves, run_verb
+from app.service.unit import Moves, resume_by_subtasks, run_verb, subtasks_ended
 from app.storage.store import Store, Tx
 
 
@@ -103,6 +103,9 @@ async def wait_on(
         # set before the move, so that its event names the agent waited on
         task.resume_to, task.wait_agent, task.question = task.state, agent, question
         recorded.move(task, "wait_on", "waiting", waiting_on=on, note=question)
+        if on == "agent" and await subtasks_ended(tx, task.id):
+            # it would wait for an end that has already come: it resumes at once
+            resume_by_subtasks(task, "wait_on", recorded, "every subtask has already ended")
 
     return await run_verb(store, actor, task_id, "wait_on", expected_version, act)
 

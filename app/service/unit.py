@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from app.domain import moves, shapes
-from app.domain.actors import sees
 from app.domain.clock import now, rfc3339
 from app.domain.errors import Conflict, NotFound
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
+from app.domain.visibility import sees
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
@@ -27,9 +27,11 @@ async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool 
 
 
 async def can_see(tx: Tx, actor: Principal, task: Task) -> bool:
+    """The domain's visibility rule, with the actor's membership of the task's project now."""
     if sees(actor, task):
         return True
-    return actor.is_person and await tx.projects.is_member(task.project, actor.id)
+    member = actor.is_person and await tx.projects.is_member(task.project, actor.id)
+    return sees(actor, task, {task.project} if member else ())
 
 
 def check_version(task: Task, expected_version: int | None) -> None:
@@ -103,18 +105,28 @@ async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None
     parent = await tx.tasks.get(child.parent_task_id, for_update=True)
     if parent is None or parent.state != "waiting" or parent.waiting_on != "agent":
         return
-    states = await tx.tasks.child_states(parent.id)
-    if not all(state in table().terminal for state in states):
+    if not await subtasks_ended(tx, parent.id):
         return
     old_version = parent.version
-    note = f"every subtask has ended (last: {child.id})"
-    recorded.move(
-        parent, "answer", moves.resume_target(parent), by_system=True, kind="answered", note=note
-    )
-    recorded.events[-1] = _with_verb(recorded.events[-1], verb)
+    resume_by_subtasks(parent, verb, recorded, f"every subtask has ended (last: {child.id})")
     await tx.tasks.update(parent, old_version)
 
 
+async def subtasks_ended(tx: Tx, task_id: str) -> bool:
+    """Whether the task has subtasks and every one of them has ended."""
+    states = await tx.tasks.child_states(task_id)
+    return bool(states) and all(state in table().terminal for state in states)
+
+
+def resume_by_subtasks(task: Task, verb: str, recorded: Moves, note: str) -> None:
+    """The server's answer to a task waiting on `agent` whose subtasks have all ended; the
+    event names the verb that caused it, with no actor."""
+    recorded.move(
+        task, "answer", moves.resume_target(task), by_system=True, kind="answered", note=note
+    )
+    recorded.events[-1] = _with_verb(recorded.events[-1], verb)
+
+
 def _with_verb(event: Event, verb: str) -> Event:
-    """The parent's resume is caused by the child's verb; the event says so."""
+    """The resume is caused by another verb (a subtask's end, a wait_on); the event says so."""
     return Event(**{**event.__dict__, "verb": verb})

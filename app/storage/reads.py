@@ -1,13 +1,12 @@
 """The read side's SQL: lists with filters, pages by id, batch lookups (app.service.reads
 runs each in a read transaction of its own).
 
-Every query here applies visibility in SQL, matching `app.domain.actors.sees` plus
-project membership: a person P sees a task when P owns (or is) its requester or assignee,
-is its `requested_by`, or is a member of its project; an agent A when A is its requester,
-its assignee or its `requested_by`; the agent a task waits on (`wait_on(on: agent)`), and
-that agent's owner, while it waits. An invisible task is absent from every result here,
-including counts. Batch lookups take their ids as one bound parameter, so a statement's
-text (and the number of statements) never depends on how many ids are asked for.
+Every query here applies visibility in SQL (`app.storage.visibility.visible`, the SQL
+form of `app.domain.visibility.sees`), judged by each task as it is now, with the
+principal's project memberships as they are now. An invisible task is absent from every
+result here, including counts, and so are its results, checkpoints and events.
+Batch lookups take their ids as one bound parameter, so a statement's text (and the number
+of statements) never depends on how many ids are asked for.
 """
 
 from __future__ import annotations
@@ -22,12 +21,10 @@ from sqlalchemy import (
     ColumnElement,
     Select,
     String,
-    and_,
     any_,
     func,
     literal,
     literal_column,
-    or_,
     select,
     text,
 )
@@ -37,27 +34,8 @@ from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import mapping
-from app.storage.store import Tx, checkpoints, events, members, results, tasks
-
-
-def visible(principal: Principal) -> ColumnElement[bool]:
-    """The SQL form of 'the principal may see this task'."""
-    who = principal.id
-    if principal.is_person:
-        projects = select(members.c.project).where(members.c.handle == who)
-        return or_(
-            tasks.c.requester_owner == who,
-            tasks.c.assignee_owner == who,
-            tasks.c.requested_by_id == who,
-            tasks.c.project.in_(projects),
-            and_(tasks.c.waiting_on == "agent", tasks.c.wait_agent.startswith(f"{who}/")),
-        )
-    return or_(
-        tasks.c.requester == who,
-        tasks.c.assignee == who,
-        tasks.c.requested_by_id == who,
-        and_(tasks.c.waiting_on == "agent", tasks.c.wait_agent == who),
-    )
+from app.storage.store import Tx, checkpoints, events, results, tasks
+from app.storage.visibility import visible
 
 
 def _among(tx: Tx, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElement[bool]:

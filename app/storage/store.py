@@ -62,6 +62,7 @@ class Store:
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
         self.commit_listeners: list[Callable[[int], None]] = []
+        self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
@@ -74,6 +75,9 @@ class Store:
         if tx.last_seq:
             for listener in self.commit_listeners:
                 listener(tx.last_seq)
+        if tx.members_changed:
+            for told in self.member_listeners:
+                told()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
@@ -125,6 +129,7 @@ class Tx:
         self.conn = conn
         self.sqlite = sqlite
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
+        self.members_changed = False  # a project's members changed (Projects sets it)
 
     async def rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]:
         return list((await self.conn.execute(stmt, params)).all())
