@@ -28,6 +28,7 @@ from app.domain.errors import InvalidInput
 from app.events.hub import Hub
 from app.service import reads
 from app.service.database import Store, migrate
+from app.service.scheduler import RECHECK_SECONDS, Scheduler
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
@@ -141,10 +142,14 @@ def create_app(database_url: str | None = None) -> Starlette:
             queue = int(os.environ.get("PRICKLE_SUBSCRIBER_QUEUE", SUBSCRIBER_QUEUE))
             hub = Hub(store, queue_size=queue)
             await hub.start()
+            recheck = float(os.environ.get("PRICKLE_SCHEDULER_RECHECK", RECHECK_SECONDS))
+            scheduler = Scheduler(store, recheck=recheck)
+            await scheduler.start()
             app.state.store, app.state.hub = store, hub
             try:
                 yield
             finally:
+                await scheduler.stop()
                 await hub.stop()
         finally:
             await store.close()
