@@ -1,11 +1,11 @@
 """The scheduler: runs due owner schedules inside `prickle serve`, in every worker process.
 
-Each round it runs due schedules one transaction each (app.service.schedules.run_due) until
-none is due, then sleeps until the earliest next_run_at, at most `recheck` seconds (so that
-schedules made or resumed by another process are seen), and is woken at once when this
-process makes, changes or resumes one. Processes coordinate through the database only: on
-PostgreSQL each claims a due schedule with FOR UPDATE SKIP LOCKED; on SQLite one writer at a
-time is the claim.
+Each round it runs due schedules, up to CLAIM_LIMIT per transaction
+(app.service.schedules.run_due), until none is due, then sleeps until the earliest
+next_run_at, at most `recheck` seconds (so that schedules made or resumed by another
+process are seen), and is woken at once when this process makes, changes or resumes one.
+Processes coordinate through the database only: on PostgreSQL each claims due schedules
+with FOR UPDATE SKIP LOCKED; on SQLite one writer at a time is the claim.
 
 `stop()` lets the transaction in progress finish, then ends the loop.
 """
@@ -65,10 +65,10 @@ class Scheduler:
         self._wake.set()
 
     async def run_due(self) -> int:
-        """Run every schedule due now, one transaction each; how many schedules ran."""
+        """Run every schedule due now, a few per transaction; how many schedules ran."""
         count = 0
-        while not self._stopping and await run_due(self.store, self.clock()) is not None:
-            count += 1
+        while not self._stopping and (claimed := await run_due(self.store, self.clock())):
+            count += claimed
         return count
 
     async def _loop(self) -> None:

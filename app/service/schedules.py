@@ -230,6 +230,10 @@ async def _check_assignee(tx: Tx, schedule: Schedule) -> None:
 
 # Runs
 
+# Schedules claimed per transaction: one commit for several runs when many are due at once,
+# few enough that a transaction stays short.
+CLAIM_LIMIT = 20
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -241,22 +245,24 @@ class Outcome:
     refusal: ProtocolError | None = None
 
 
-async def run_due(store: Store, at: datetime) -> Schedule | None:
-    """Claim the schedule due longest ago at `at` and run what its plan says, in one
-    transaction; the schedule after it, or None when nothing is due (or every due schedule
-    is being run by another process)."""
+async def run_due(store: Store, at: datetime, limit: int = CLAIM_LIMIT) -> int:
+    """Claim up to `limit` schedules due at `at`, those due longest ago first, and run what
+    each one's plan says, in one transaction; how many were claimed (0: nothing is due, or
+    every due schedule is being run by another process)."""
     async with store.write() as tx:
-        schedule = await tx.schedules.claim_due(at)
-        if schedule is None:
-            return None
-        plan = schedules.plan(schedule, at)
-        for due in plan.runs:
-            outcome = await _run(tx, schedule, due, at)
-            if outcome is not None:
-                schedule = outcome.schedule
-        schedule = dataclasses.replace(schedule, next_run_at=plan.next_run_at)
-        await tx.schedules.update(schedule)
-    return schedule
+        claimed = await tx.schedules.claim_due(at, limit)
+        for schedule in claimed:
+            await _advance(tx, schedule, at)
+    return len(claimed)
+
+
+async def _advance(tx: Tx, schedule: Schedule, at: datetime) -> None:
+    plan = schedules.plan(schedule, at)
+    for due in plan.runs:
+        outcome = await _run(tx, schedule, due, at)
+        if outcome is not None:
+            schedule = outcome.schedule
+    await tx.schedules.update(dataclasses.replace(schedule, next_run_at=plan.next_run_at))
 
 
 async def _run(tx: Tx, schedule: Schedule, due: datetime, at: datetime) -> Outcome | None:

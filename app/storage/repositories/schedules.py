@@ -31,13 +31,13 @@ _BY_ID_LOCKED = _BY_ID.with_for_update()
 _UPDATE = update(schedules).where(schedules.c.id == bindparam("where_id"))
 _DELETE = delete(schedules).where(schedules.c.id == bindparam("schedule_id"))
 _DELETE_RUNS = delete(schedule_runs).where(schedule_runs.c.schedule_id == bindparam("schedule_id"))
-# The due schedule to run next. On PostgreSQL each process skips the rows another one has
+# The due schedules to run next. On PostgreSQL each process skips the rows another one has
 # locked (is running); SQLite renders no FOR UPDATE: its one writer at a time is the claim.
 _DUE = (
     select(schedules)
     .where(schedules.c.next_run_at <= bindparam("now"), schedules.c.paused.is_(False))
-    .order_by(schedules.c.next_run_at)
-    .limit(1)
+    .order_by(schedules.c.next_run_at, schedules.c.id)
+    .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
 )
 _EARLIEST = select(func.min(schedules.c.next_run_at)).where(schedules.c.paused.is_(False))
@@ -90,11 +90,11 @@ class Schedules(Repository):
             stmt = stmt.where(schedules.c.project == project)
         return [schedule_from_row(r) for r in await self.tx.rows(stmt)]
 
-    async def claim_due(self, now: datetime) -> Schedule | None:
-        """The schedule due longest ago (next_run_at <= now, not paused), locked for this
-        transaction; None when none is due or every due one is being run elsewhere."""
-        row = await self.tx.one(_DUE, {"now": rfc3339(now)})
-        return schedule_from_row(row) if row else None
+    async def claim_due(self, now: datetime, limit: int) -> list[Schedule]:
+        """Up to `limit` schedules due at `now` (next_run_at <= now, not paused), those due
+        longest ago first, locked for this transaction; none that another transaction holds."""
+        rows = await self.tx.rows(_DUE, {"now": rfc3339(now), "limit": limit})
+        return [schedule_from_row(row) for row in rows]
 
     async def earliest_due(self) -> datetime | None:
         """The earliest next_run_at of any schedule; None when nothing is due ever."""
