@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
 import uuid
@@ -76,11 +77,13 @@ async def measure(url: str, logs: Path, schedules: int, servers: int) -> dict[st
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=round(lead))
         began = time.monotonic()
         await make_schedules(url, schedules, due)
+        cpu_before = [cpu_seconds(server) for server in running]
         print(f"{schedules} schedules made in {time.monotonic() - began:.1f}s; due at {due}")
         assert datetime.now(UTC) < due, "the schedules were made after their due time"
         while (await counts(conn, due))[1] < schedules:
             await asyncio.sleep(0.05)
         done = datetime.now(UTC)
+        cpu = sum(cpu_seconds(r) - b for r, b in zip(running, cpu_before, strict=True))
         await asyncio.sleep(1)  # anything more would be a duplicate
         runs, tasks, most = await counts(conn, due)
     finally:
@@ -92,7 +95,14 @@ async def measure(url: str, logs: Path, schedules: int, servers: int) -> dict[st
         "runs": runs,
         "tasks": tasks,
         "duplicates": max(most - 1, 0),
+        "server_cpu_ms_per_run": cpu * 1000 / max(runs, 1),
     }
+
+
+def cpu_seconds(server: Server) -> float:
+    """User and system CPU the server process has used (Linux /proc)."""
+    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def main(schedules: int, servers: int) -> None:
@@ -107,7 +117,8 @@ async def main(schedules: int, servers: int) -> None:
     print(
         f"{servers} servers, {schedules} schedules due in one second: every task within "
         f"{found['seconds']:.2f}s of the due second; {found['runs']:.0f} runs, "
-        f"{found['tasks']:.0f} tasks, {found['duplicates']:.0f} duplicates"
+        f"{found['tasks']:.0f} tasks, {found['duplicates']:.0f} duplicates; server CPU "
+        f"{found['server_cpu_ms_per_run']:.1f} ms per run; load average {os.getloadavg()[0]:.1f}"
     )
 
 
