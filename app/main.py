@@ -31,6 +31,7 @@ from app.events.hub import Hub
 from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
+from app.service.scheduler import RECHECK_SECONDS, Scheduler
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
@@ -150,10 +151,14 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             hub = Hub(store, queue_size=queue)
             hub.revocation_listeners.append(credentials_of(store).revoked)
             await hub.start()
+            recheck = float(os.environ.get("PRICKLE_SCHEDULER_RECHECK", RECHECK_SECONDS))
+            scheduler = Scheduler(store, recheck=recheck)
+            await scheduler.start()
             app.state.store, app.state.hub = store, hub
             try:
                 yield
             finally:
+                await scheduler.stop()
                 await hub.stop()
         finally:
             await store.close()

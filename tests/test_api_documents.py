@@ -7,6 +7,7 @@ made, and the subscription document over both WebSocket subprotocols.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -227,6 +228,72 @@ def test_tokens_made_listed_and_revoked(walk: Walk) -> None:
     assert info["id"] in [t["id"] for t in walk("queries/tokens", "bob")]
     revoked = walk("mutations/revoke_token", "bob", id=info["id"])
     assert revoked["id"] == info["id"] and revoked["revoked_at"] is not None
+
+
+def test_schedules_hand_off_tasks_paused_resumed_run_now_and_deleted(walk: Walk) -> None:
+    allow = walk(
+        "mutations/set_gate_rule",
+        "bob",
+        input={"effect": "allow", "requester_owner": "alice", "project": "sched"},
+    )
+    every = {"project": "sched", "assignee": "bob/coder", "packet": PACKET, "every_seconds": 1}
+    made = walk("mutations/create_schedule", "alice", input=every)
+    assert (made["owner"], made["version"], made["runs"], made["catch_up"]) == (
+        "alice",
+        1,
+        0,
+        "skip",
+    )
+    deadline = time.monotonic() + 15
+    while (listed := walk("queries/schedules", "alice", project="sched"))[0]["runs"] < 3:
+        assert time.monotonic() < deadline, listed
+        time.sleep(0.2)
+    paused = walk("mutations/pause_schedule", "alice", id=made["id"])
+    assert (paused["paused"], paused["next_run_at"]) == (True, None)
+    runs = paused["runs"]
+    page = walk("queries/tasks", "alice", project="sched", first=500)
+    assert page["total_count"] == runs >= 3
+    for edge in page["edges"]:
+        task = edge["node"]
+        assert (task["requester"], task["requested_by"]["handle"]) == (None, "alice")
+        assert list(VALIDATOR.iter_errors(task["as_protocol"])) == []
+    refused = walk.refused("mutations/pause_schedule", "carol", id=made["id"])
+    assert refused["extensions"] == {"code": "not_found"}
+    refused = walk.refused(
+        "mutations/create_schedule", "alice", input={**every, "cron": "* * * * *"}
+    )
+    assert refused["extensions"] == {"code": "invalid_input"}
+    refused = walk.refused("mutations/create_schedule", "alice/planner", input=every)
+    assert refused["extensions"] == {"code": "forbidden"}
+
+    changed = walk(
+        "mutations/update_schedule",
+        "alice",
+        id=made["id"],
+        input={**every, "every_seconds": None, "cron": "0 9 * * MON", "timezone": "Europe/Berlin"},
+    )
+    assert (changed["version"], changed["cron"], changed["paused"]) == (2, "0 9 * * MON", True)
+    resumed = walk("mutations/resume_schedule", "alice", id=made["id"])
+    assert resumed["paused"] is False and resumed["next_run_at"] > resumed["created_at"]
+    task = walk("mutations/run_schedule_now", "alice", id=made["id"])
+    assert task["state"] == "routed"
+    walk("mutations/accept_task", "bob/coder", task_id=task["id"])
+    walk("mutations/start_task", "bob/coder", task_id=task["id"])
+    done = walk("mutations/return_result", "bob/coder", task_id=task["id"], result=RESULT)
+    assert done["result"]["lineage"]["cause"] == {
+        "kind": "owner_schedule",
+        "schedule_id": made["id"],
+        "version": 2,
+        "task_id": task["id"],
+        "owner": "alice",
+    }
+    assert done["as_protocol"]["result"]["lineage"]["cause"] == done["result"]["lineage"]["cause"]
+    [mine] = walk("queries/schedules", "alice")
+    assert (mine["runs"], mine["last_task_id"]) == (runs + 1, task["id"])
+    assert walk("queries/schedules", "carol", project="sched") == []
+    assert walk("mutations/delete_schedule", "alice", id=made["id"]) is True
+    assert walk("queries/schedules", "alice") == []
+    assert walk("mutations/delete_gate_rule", "bob", id=allow["id"]) is True
 
 
 def test_every_query_and_mutation_document_ran(walk: Walk) -> None:

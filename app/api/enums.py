@@ -13,6 +13,7 @@ import strawberry
 
 from app.domain.events import KINDS
 from app.domain.policy import POLICIES
+from app.domain.schedules import CATCH_UP
 from app.domain.table import task_schema
 
 
@@ -91,6 +92,9 @@ Decision = lowercase_enum(
     "Decision", ("accept", "request_changes", "reject"), "The requester's owner's decision."
 )
 WaitOn = lowercase_enum("WaitOn", ("human", "agent"), "What wait_on waits for.")
+CatchUp = lowercase_enum(
+    "CatchUp", CATCH_UP, "Due times missed while no server ran: none run (skip) or the latest."
+)
 
 
 def plain(value: Any) -> Any:

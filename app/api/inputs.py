@@ -12,6 +12,7 @@ import strawberry
 
 from app.api.enums import (
     CapabilityKind,
+    CatchUp,
     ContextKind,
     DeliverableType,
     EvidenceKind,
@@ -21,6 +22,7 @@ from app.api.enums import (
     Verifier,
 )
 from app.service import inputs
+from app.service import schedules as schedule_inputs
 
 
 @strawberry.input
@@ -91,3 +93,13 @@ class GateRuleInput(inputs.GateRuleInput):
 class ResultRuleInput(inputs.ResultRuleInput):
     policy: ResultPolicy
     deliverable_type: DeliverableType | None = None
+
+
+@strawberry.input(
+    description="An owner schedule: exactly one of assignee or capability, and exactly one of "
+    "cron (5 fields, read in timezone) or every_seconds; times are RFC 3339 with an offset."
+)
+class ScheduleInput(schedule_inputs.ScheduleInput):
+    packet: PacketInput
+    capability: CapabilityInput | None = None
+    catch_up: CatchUp = CatchUp.skip

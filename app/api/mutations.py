@@ -20,9 +20,18 @@ from app.api.inputs import (
     RequestCapabilityInput,
     ResultInput,
     ResultRuleInput,
+    ScheduleInput,
     VerdictInput,
 )
-from app.api.types import AgentRegistration, GateRule, NewToken, ResultRule, Task, TokenInfo
+from app.api.types import (
+    AgentRegistration,
+    GateRule,
+    NewToken,
+    ResultRule,
+    Schedule,
+    Task,
+    TokenInfo,
+)
 
 Info = strawberry.Info
 Version = Annotated[
@@ -329,3 +338,38 @@ class Mutation:
     async def remove_project_member(self, info: Info, project: str, handle: str) -> bool:
         ctx = info.context
         return await service.remove_project_member(ctx.store, await ctx.viewer(), project, handle)
+
+    @strawberry.mutation(description="A schedule of the caller's: a task at each due time.")
+    async def create_schedule(self, info: Info, input: ScheduleInput) -> Schedule:
+        ctx = info.context
+        made = await service.create_schedule(ctx.store, await ctx.viewer(), input)
+        return Schedule.from_domain(made)
+
+    @strawberry.mutation(description="The whole input again; version + 1, next_run_at anew.")
+    async def update_schedule(
+        self, info: Info, id: strawberry.ID, input: ScheduleInput
+    ) -> Schedule:
+        ctx = info.context
+        changed = await service.update_schedule(ctx.store, await ctx.viewer(), id, input)
+        return Schedule.from_domain(changed)
+
+    @strawberry.mutation(description="Nothing is due until resume_schedule.")
+    async def pause_schedule(self, info: Info, id: strawberry.ID) -> Schedule:
+        ctx = info.context
+        return Schedule.from_domain(await service.pause_schedule(ctx.store, await ctx.viewer(), id))
+
+    @strawberry.mutation(description="Due again from now; times missed while paused do not run.")
+    async def resume_schedule(self, info: Info, id: strawberry.ID) -> Schedule:
+        ctx = info.context
+        going = await service.resume_schedule(ctx.store, await ctx.viewer(), id)
+        return Schedule.from_domain(going)
+
+    @strawberry.mutation(description="Delete the schedule; the tasks it handed off stay.")
+    async def delete_schedule(self, info: Info, id: strawberry.ID) -> bool:
+        ctx = info.context
+        return await service.delete_schedule(ctx.store, await ctx.viewer(), id)
+
+    @strawberry.mutation(description="Run the schedule once now; next_run_at stays.")
+    async def run_schedule_now(self, info: Info, id: strawberry.ID) -> Task:
+        ctx = info.context
+        return Task.from_domain(await service.run_schedule_now(ctx.store, await ctx.viewer(), id))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import strawberry
 
+from app import service
 from app.api.enums import TaskState, plain
 from app.api.types import (
     AllowedMove,
     Principal,
+    Schedule,
     Task,
     TaskConnection,
     TaskEventConnection,
@@ -113,3 +115,12 @@ class Query:
         ctx = info.context
         found = await credentials.tokens(ctx.store, await ctx.viewer())
         return [TokenInfo.from_domain(t) for t in found]
+
+    @strawberry.field(
+        description="The caller's schedules; with `project`, those in it (all of them for a "
+        "member of the project)."
+    )
+    async def schedules(self, info: strawberry.Info, project: str | None = None) -> list[Schedule]:
+        ctx = info.context
+        found = await service.schedules_of(ctx.store, await ctx.viewer(), project)
+        return [Schedule.from_domain(s) for s in found]

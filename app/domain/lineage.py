@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from app.domain.schedules import lineage_cause
 from app.domain.task import JSON, Task
 
 
 def cause(task: Task) -> JSON:
+    if task.schedule_id is not None and task.schedule_version is not None:
+        owner = task.requested_by["handle"]
+        return lineage_cause(task.schedule_id, task.schedule_version, task.id, owner)
     if task.requested_by.get("kind") == "person" and task.origin_message_id:
         return {
             "kind": "owner_message",

@@ -71,6 +71,8 @@ class Task:
     question: str | None = None
     gate: Gate = field(default_factory=Gate)
     idempotency_key: str | None = None
+    schedule_id: str | None = None  # the owner schedule whose run created the task
+    schedule_version: int | None = None  # that schedule's version at the run
 
     @property
     def assignee_owner(self) -> str:

@@ -45,45 +45,60 @@ async def _create(store: Store, actor: Principal, inp: Creation, packet: JSON) -
 
 async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JSON) -> Task:
     async with store.write() as tx:
-        if inp.idempotency_key is not None:
-            first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key)
-            if first is not None:
-                return first
-        if isinstance(inp, HandoffInput):
-            verb = "handoff"
-            assignee = await _existing_agent(tx, inp.assignee)
-            route: JSON = {"via": "handoff"}
-        else:
-            verb = "request_capability"
-            capability = check_capability(inp.capability)
-            assignee = await _offering_agent(tx, actor, capability)
-            route = {"via": "request_capability", "capability": capability}
-        if inp.parent_task_id is not None:
-            await visible_task(tx, actor, inp.parent_task_id)
-        recorded = Moves(actor)
-        task = Task(
-            id=new_id(),
-            project=inp.project,
-            state="requested",
-            assignee=assignee,
-            packet=packet,
-            requested_by=actor.as_reference(),
-            route=route,
-            created_at=recorded.at,
-            updated_at=recorded.at,
-            requester=None if actor.is_person else actor.id,
-            parent_task_id=inp.parent_task_id,
-            origin_message_id=inp.origin_message_id,
-            display_title=inp.display_title,
-            turn_budget=inp.turn_budget,
-            idempotency_key=inp.idempotency_key,
-        )
-        recorded.record(task, "created", verb, None)
-        await _pass_gate(tx, task, verb, recorded)
-        await _found_project(tx, task.project, actor, recorded.at)
-        await tx.tasks.insert(task, created_by=actor.id)
-        await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
-        await tx.events.append(recorded.events)
+        return await create_in(tx, actor, inp, packet)
+
+
+async def create_in(
+    tx: Tx,
+    actor: Principal,
+    inp: Creation,
+    packet: JSON,
+    schedule: tuple[str, int] | None = None,
+) -> Task:
+    """Create the task in `tx`: the creation verbs' one path (idempotency, the gate, the
+    project's founding). `schedule` is (id, version) of the owner schedule whose run this
+    is. Every refusal is raised before anything is written."""
+    if inp.idempotency_key is not None:
+        first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key)
+        if first is not None:
+            return first
+    if isinstance(inp, HandoffInput):
+        verb = "handoff"
+        assignee = await _existing_agent(tx, inp.assignee)
+        route: JSON = {"via": "handoff"}
+    else:
+        verb = "request_capability"
+        capability = check_capability(inp.capability)
+        assignee = await _offering_agent(tx, actor, capability)
+        route = {"via": "request_capability", "capability": capability}
+    if inp.parent_task_id is not None:
+        await visible_task(tx, actor, inp.parent_task_id)
+    recorded = Moves(actor)
+    task = Task(
+        id=new_id(),
+        project=inp.project,
+        state="requested",
+        assignee=assignee,
+        packet=packet,
+        requested_by=actor.as_reference(),
+        route=route,
+        created_at=recorded.at,
+        updated_at=recorded.at,
+        requester=None if actor.is_person else actor.id,
+        parent_task_id=inp.parent_task_id,
+        origin_message_id=inp.origin_message_id,
+        display_title=inp.display_title,
+        turn_budget=inp.turn_budget,
+        idempotency_key=inp.idempotency_key,
+    )
+    if schedule is not None:
+        task.schedule_id, task.schedule_version = schedule
+    recorded.record(task, "created", verb, None)
+    await _pass_gate(tx, task, verb, recorded)
+    await _found_project(tx, task.project, actor, recorded.at)
+    await tx.tasks.insert(task, created_by=actor.id)
+    await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
+    await tx.events.append(recorded.events)
     return task
 
 

@@ -30,6 +30,7 @@ from app.storage.repositories.principals import Principals, agents, capabilities
 from app.storage.repositories.projects import Projects, members
 from app.storage.repositories.records import Checkpoints, Results, checkpoints, results
 from app.storage.repositories.rules import GATE, RESULT, Rules, gate_rules, result_rules
+from app.storage.repositories.schedules import Schedules
 from app.storage.repositories.tasks import Tasks, tasks
 from app.storage.repositories.tokens import Tokens, tokens
 
@@ -176,6 +177,10 @@ class Tx:
     @cached_property
     def results(self) -> Results:
         return Results(self)
+
+    @cached_property
+    def schedules(self) -> Schedules:
+        return Schedules(self)
 
 
 async def init_counter(conn: AsyncConnection) -> None:

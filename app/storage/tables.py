@@ -67,6 +67,8 @@ class TaskRow(SQLModel, table=True):
     approval_id: str | None = Field(default=None, max_length=64)
     created_by: str = Field(max_length=79)
     idempotency_key: str | None = Field(default=None, max_length=200)
+    schedule_id: str | None = Field(default=None, max_length=64)
+    schedule_version: int | None = None
 
 
 class EventRow(SQLModel, table=True):

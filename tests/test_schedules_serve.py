@@ -1,0 +1,89 @@
+"""Owner schedules in `prickle serve`: catch_up after the server was down, and a clean stop.
+
+Downtime is made by stopping the server and moving the schedule's times back in the
+database by two hours, as if it had been down that long, before starting it again.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from app.domain.clock import parse_rfc3339, rfc3339
+from app.storage.repositories.schedules import schedules
+from app.storage.store import Store
+
+PACKET = {"task": "tick", "deliverable_type": "doc", "acceptance_criteria": ["ticked"]}
+DOWN = timedelta(hours=2)
+
+
+def _schedule(server: Any, owner: str, **fields: Any) -> dict[str, Any]:
+    server.register(owner, "ticker")
+    made = {"project": "ticks", "assignee": "admin/ticker", "packet": PACKET, **fields}
+    return server.run_data("mutations/create_schedule", {"input": made}, owner)["create_schedule"]
+
+
+def _mine(server: Any, owner: str) -> dict[str, Any]:
+    [found] = server.run_data("queries/schedules", {}, owner)["schedules"]
+    return found
+
+
+async def _move_back(url: str, schedule_id: str, made: dict[str, Any]) -> None:
+    """As if the schedule had been made, and every server stopped, two hours earlier."""
+    store = Store(url)
+    try:
+        async with store.write() as tx:
+            moved = {
+                name: rfc3339(parse_rfc3339(made[name]) - DOWN)
+                for name in ("created_at", "next_run_at")
+            }
+            await tx.conn.execute(
+                update(schedules).where(schedules.c.id == schedule_id).values(**moved)
+            )
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("catch_up", ["skip", "one"])
+async def test_catch_up_after_the_server_was_down(start_server, database_url, catch_up) -> None:  # type: ignore[no-untyped-def]
+    server = start_server()
+    owner = server.owner_token
+    made = _schedule(server, owner, every_seconds=600, catch_up=catch_up)
+    server.stop()
+    await _move_back(database_url, made["id"], made)
+    again = start_server()
+    deadline = time.monotonic() + 10
+    while (found := _mine(again, owner))["next_run_at"] == rfc3339(
+        parse_rfc3339(made["next_run_at"]) - DOWN
+    ):
+        assert time.monotonic() < deadline, "the restarted server did not look at the schedule"
+        time.sleep(0.1)
+    anchor = parse_rfc3339(made["created_at"]) - DOWN + timedelta(seconds=600)
+    next_run_at = parse_rfc3339(found["next_run_at"])
+    assert next_run_at > parse_rfc3339(made["created_at"])  # ahead of now, on the phase
+    assert (next_run_at - anchor) % timedelta(seconds=600) == timedelta(0)
+    tasks = again.run_data("queries/tasks", {"project": "ticks"}, owner)["tasks"]
+    if catch_up == "skip":
+        assert (found["runs"], tasks["total_count"]) == (0, 0)
+    else:
+        assert (found["runs"], tasks["total_count"]) == (1, 1)
+        assert found["last_run_at"] == rfc3339(next_run_at - timedelta(seconds=600))
+        assert found["last_task_id"] == tasks["edges"][0]["node"]["id"]
+
+
+def test_a_server_running_schedules_stops_cleanly(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = start_server()
+    owner = server.owner_token
+    _schedule(server, owner, every_seconds=1)
+    deadline = time.monotonic() + 15
+    while _mine(server, owner)["runs"] < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    server.stop()  # SIGTERM: uvicorn runs the lifespan's shutdown, then exits by the signal
+    output = server.output()
+    assert "Application shutdown complete" in output, output
+    assert "Traceback" not in output and "ERROR" not in output, output
