@@ -9,7 +9,8 @@ from factory import ALICE, BOB, CAROL, CODER, PLANNER, call, give, load, packet,
 from sqlalchemy import select
 
 from app import service
-from app.domain.errors import Conflict
+from app.domain.errors import Conflict, InvalidInput, NotFound
+from app.service.inputs import RequestCapabilityInput
 from app.service.schedules import ScheduleInput
 from app.storage.store import Store, results
 
@@ -59,3 +60,15 @@ async def test_a_refused_erasure_changes_no_row(store: Store) -> None:
     assert await service.tokens(store, BOB) == tokens_before
     async with store.read() as tx:
         assert await tx.erasures.among(["bob", "bob/coder", "bob/helper"]) == set()
+
+
+async def test_an_erased_agent_is_not_scheduled_nor_picked_by_capability(store: Store) -> None:
+    await service.erase_agent(store, BOB, "bob/coder")
+    fields = {"project": "work", "packet": packet(), "every_seconds": 3600}
+    with pytest.raises(InvalidInput, match="erased"):
+        await service.create_schedule(store, ALICE, ScheduleInput(assignee="bob/coder", **fields))
+    wanted = RequestCapabilityInput(
+        project="work", capability={"kind": "repo", "name": "prickle"}, packet=packet()
+    )
+    with pytest.raises(NotFound):  # bob/coder offered it; nobody else does
+        await service.request_capability(store, PLANNER, wanted)
