@@ -1,4 +1,4 @@
-"""`prickle`: serve, migrate, token create, token revoke, docs, schema."""
+"""`prickle`: serve, migrate, token create, token revoke, erase, docs, schema."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from app.storage.engine import database_url
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
     from app.service.auth import NewToken
+    from app.service.erasure import Erasure
     from app.storage.store import Store
 
 T = TypeVar("T")
@@ -73,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("id", metavar="ID")
     revoke.add_argument("--database-url", default=None)
     revoke.set_defaults(run=_token_revoke)
+
+    erase = commands.add_parser(
+        "erase", help="erase a person (and its agents) or an agent, for good"
+    )
+    whom = erase.add_mutually_exclusive_group(required=True)
+    whom.add_argument("--person", metavar="HANDLE")
+    whom.add_argument("--agent", metavar="OWNER/NAME")
+    erase.add_argument("--database-url", default=None)
+    erase.set_defaults(run=_erase)
 
     docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
     docs.add_argument("--output", default="docs/task-states.md")
@@ -140,6 +150,24 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
     info = _with_store(args.database_url, run)
     print(f"revoked token {info.id} of {info.principal_kind} {info.principal} at {info.revoked_at}")
+    return 0
+
+
+def _erase(args: argparse.Namespace) -> int:
+    from app.service import erase_agent, erase_person
+    from app.storage.migrate import upgrade
+
+    async def run(store: Store) -> Erasure:
+        await upgrade(store.engine)
+        if args.person:
+            return await erase_person(store, None, args.person)
+        return await erase_agent(store, None, args.agent)
+
+    done = _with_store(args.database_url, run)
+    print(
+        f"erased {done.principal} at {done.erased_at}: {done.tokens_revoked} tokens revoked, "
+        f"{done.tasks_marked} tasks marked"
+    )
     return 0
 
 

@@ -296,6 +296,30 @@ def test_schedules_hand_off_tasks_paused_resumed_run_now_and_deleted(walk: Walk)
     assert walk("mutations/delete_gate_rule", "bob", id=allow["id"]) is True
 
 
+def test_agents_and_persons_erased_and_principal(walk: Walk) -> None:
+    made = walk("mutations/register_agent", "carol", name="temp")
+    walk.tokens["carol/temp"] = made["token"]
+    walk.tokens.update(persons(walk.server, "erin"))
+    task = walk(
+        "mutations/handoff",
+        "carol/temp",
+        input={"project": "erasing", "assignee": "carol/temp", "packet": PACKET},
+    )
+    busy = walk.refused("mutations/erase_agent", "carol", agent_id="carol/temp")
+    assert busy["extensions"] == {"code": "conflict"} and task["id"] in busy["message"]
+    walk("mutations/cancel_task", "carol", task_id=task["id"])
+    done = walk("mutations/erase_agent", "carol", agent_id="carol/temp")
+    assert (done["principal"], done["tokens_revoked"], done["tasks_marked"]) == ("carol/temp", 1, 1)
+    marked = walk("queries/task", "carol", id=task["id"])
+    assert marked["requested_by"] == {"kind": "agent", "agent_id": "carol/temp", "erased": True}
+    assert walk("queries/principal", "alice", id="carol/temp")["erased"] is True
+    gone = walk("mutations/erase_person", "erin", handle="erin")
+    assert (gone["principal"], gone["tokens_revoked"]) == ("erin", 1)
+    erin = walk("queries/principal", "carol", id="erin")
+    assert (erin["kind"], erin["owner"], erin["erased"]) == ("person", "erin", True)
+    assert walk("queries/principal", "carol", id="nobody") is None
+
+
 def test_every_query_and_mutation_document_ran(walk: Walk) -> None:
     ran = walk.server.executed
     expected = {n for n in operation_documents() if not n.startswith("subscriptions/")}

@@ -25,6 +25,7 @@ from app.api.inputs import (
 )
 from app.api.types import (
     AgentRegistration,
+    Erasure,
     GateRule,
     NewToken,
     ResultRule,
@@ -373,3 +374,23 @@ class Mutation:
     async def run_schedule_now(self, info: Info, id: strawberry.ID) -> Task:
         ctx = info.context
         return Task.from_domain(await service.run_schedule_now(ctx.store, await ctx.viewer(), id))
+
+    @strawberry.mutation(
+        description="Erase an agent (by its owner): its tokens revoked, its id kept but never "
+        "usable again; refused with conflict while it is assigned a task not ended."
+    )
+    async def erase_agent(self, info: Info, agent_id: str) -> Erasure:
+        ctx = info.context
+        return Erasure.from_domain(
+            await service.erase_agent(ctx.store, await ctx.viewer(), agent_id)
+        )
+
+    @strawberry.mutation(
+        description="Erase the caller (a person) and its agents; refused with conflict while "
+        "any of them is assigned a task not ended."
+    )
+    async def erase_person(self, info: Info, handle: str) -> Erasure:
+        ctx = info.context
+        return Erasure.from_domain(
+            await service.erase_person(ctx.store, await ctx.viewer(), handle)
+        )

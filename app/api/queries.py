@@ -9,6 +9,7 @@ from app.api.enums import TaskState, plain
 from app.api.types import (
     AllowedMove,
     Principal,
+    PrincipalInfo,
     Schedule,
     Task,
     TaskConnection,
@@ -124,3 +125,12 @@ class Query:
         ctx = info.context
         found = await service.schedules_of(ctx.store, await ctx.viewer(), project)
         return [Schedule.from_domain(s) for s in found]
+
+    @strawberry.field(
+        description="A person (by handle) or agent (by id), erased ones too; null when unknown."
+    )
+    async def principal(self, info: strawberry.Info, id: str) -> PrincipalInfo | None:
+        ctx = info.context
+        await ctx.viewer()
+        found = await service.principal_info(ctx.store, id)
+        return PrincipalInfo.from_domain(found) if found else None

@@ -48,6 +48,8 @@ from app.domain.task import PROTOCOL_FIELDS
 from app.domain.task import Task as DomainTask
 from app.domain.tokens import TokenInfo as DomainTokenInfo
 from app.events.stream import task_of
+from app.service.erasure import Erasure as DomainErasure
+from app.service.erasure import PrincipalInfo as DomainPrincipalInfo
 
 Convert = Callable[[Any], Any]
 
@@ -442,4 +444,48 @@ class Schedule:
             runs=schedule.runs,
             last_error=schedule.last_error,
             created_at=rfc3339(schedule.created_at),
+        )
+
+
+@strawberry.type(description="What an erasure did.")
+class Erasure:
+    principal: str = strawberry.field(
+        description="The handle or agent id erased (a person's agents were erased with it)."
+    )
+    erased_at: str
+    tokens_revoked: int = strawberry.field(description="Live tokens revoked, agents' included.")
+    tasks_marked: int = strawberry.field(
+        description="Tasks whose requested_by or result now reads `erased: true`."
+    )
+
+    @classmethod
+    def from_domain(cls, done: DomainErasure) -> Erasure:
+        return cls(
+            principal=done.principal,
+            erased_at=done.erased_at,
+            tokens_revoked=done.tokens_revoked,
+            tasks_marked=done.tasks_marked,
+        )
+
+
+@strawberry.type(description="A person or agent as anyone authenticated sees it.")
+class PrincipalInfo:
+    kind: str = strawberry.field(description="person | agent")
+    id: str = strawberry.field(description="The handle or agent id.")
+    owner: str = strawberry.field(description="The handle the principal answers to.")
+    capabilities: list[Capability] = strawberry.field(
+        description="What the agent offers (none for a person or an erased agent)."
+    )
+    erased: bool
+    created_at: str
+
+    @classmethod
+    def from_domain(cls, info: DomainPrincipalInfo) -> PrincipalInfo:
+        return cls(
+            kind=info.kind,
+            id=info.id,
+            owner=info.owner,
+            capabilities=[Capability(kind=k, name=n) for k, n in info.capabilities],
+            erased=info.erased,
+            created_at=info.created_at,
         )

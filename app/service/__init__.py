@@ -19,6 +19,7 @@ from app.service.admin import (
 from app.service.auth import authenticate
 from app.service.creation import handoff, request_capability, reroute
 from app.service.credentials import create_token, revoke_all, revoke_token, tokens
+from app.service.erasure import erase_agent, erase_person, principal_info
 from app.service.inputs import (
     ArtifactInput,
     CapabilityInput,
@@ -85,9 +86,12 @@ __all__ = [
     "delete_result_rule",
     "delete_schedule",
     "deny_task",
+    "erase_agent",
+    "erase_person",
     "hand_back",
     "handoff",
     "pause_schedule",
+    "principal_info",
     "provision_token",
     "register_agent",
     "remove_project_member",

@@ -21,6 +21,7 @@ from app.domain.principals import (
 from app.domain.tokens import check_expires_in, check_label
 from app.domain.types import JSON
 from app.service.auth import NewToken, issue
+from app.service.erasure import refuse_erased
 from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
 from app.storage.store import Store, Tx
 
@@ -49,6 +50,7 @@ async def register_agent(
     offered = [(c["kind"], c["name"]) for c in map(check_capability, capabilities or [])]
     moment = now()
     async with store.write() as tx:
+        await refuse_erased(tx, agent_id, "register_agent", Conflict)
         await tx.principals.ensure_agent(agent_id, owner, rfc3339(moment))
         await tx.principals.set_capabilities(agent_id, offered)
         made = await issue(tx, agent(agent_id), moment)
@@ -66,6 +68,9 @@ async def provision_token(
     label, expires_in_seconds = check_label(label), check_expires_in(expires_in_seconds)
     at = now()
     async with store.write() as tx:
+        await refuse_erased(tx, principal.id, "token create", Conflict)
+        if not principal.is_person:  # nor does a new agent of an erased person
+            await refuse_erased(tx, principal.owner, "token create", Conflict)
         if principal.is_person:
             await tx.principals.ensure_person(principal.id, rfc3339(at))
         else:
@@ -89,6 +94,8 @@ async def set_gate_rule(store: Store, actor: Principal, rule: GateRuleInput) -> 
         created_at=rfc3339(now()),
     )
     async with store.write() as tx:
+        await refuse_erased(tx, rule.requester_agent, "requester_agent")
+        await refuse_erased(tx, rule.requester_owner, "requester_owner")
         await tx.gate_rules.insert(made)
     return made
 
@@ -114,6 +121,7 @@ async def set_result_rule(store: Store, actor: Principal, rule: ResultRuleInput)
         created_at=rfc3339(now()),
     )
     async with store.write() as tx:
+        await refuse_erased(tx, rule.assignee, "assignee")
         await tx.result_rules.insert(made)
     return made
 

@@ -9,6 +9,7 @@ from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, owner_of
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
+from app.service.erasure import refuse_erased
 from app.service.inputs import (
     CapabilityInput,
     HandoffInput,
@@ -160,8 +161,10 @@ async def _pass_gate(
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
+    """The agent, registered and not erased (an erased one is handed no work)."""
     if not await tx.principals.agent_exists(agent_id):
         raise NotFound(f"no agent {agent_id}")
+    await refuse_erased(tx, agent_id, "assignee")
     return agent_id
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from app.domain.clock import now, rfc3339
-from app.domain.errors import Forbidden, InvalidInput, NotFound
+from app.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id
 from app.domain.tokens import TokenInfo, check_expires_in, check_label
 from app.service.auth import NewToken, announce_revoked, issue
@@ -41,6 +41,8 @@ async def create_token(
     async with store.write() as tx:
         if not principal.is_person and not await tx.principals.agent_exists(principal.id):
             raise NotFound(f"no agent {principal.id}")
+        if await tx.erasures.contains(principal.id):
+            raise Conflict(f"{principal.id} was erased: it gets no new token")
         return await issue(tx, principal, now(), label, expires_in_seconds)
 
 

@@ -8,6 +8,7 @@ from app.domain.errors import InvalidInput, NotFound, TurnBudgetExhausted
 from app.domain.principals import Principal, check_agent_id
 from app.domain.task import Task
 from app.domain.types import JSON
+from app.service.erasure import refuse_erased
 from app.service.inputs import CheckpointInput, checkpoint_body
 from app.service.unit import Moves, resume_by_subtasks, run_verb, subtasks_ended
 from app.storage.store import Store, Tx
@@ -100,6 +101,7 @@ async def wait_on(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         if agent is not None and not await tx.principals.agent_exists(agent):
             raise NotFound(f"no agent {agent}")
+        await refuse_erased(tx, agent, "agent")
         # set before the move, so that its event names the agent waited on
         task.resume_to, task.wait_agent, task.question = task.state, agent, question
         recorded.move(task, "wait_on", "waiting", waiting_on=on, note=question)

@@ -23,6 +23,7 @@ from app.domain.schedules import Schedule
 from app.domain.task import Task
 from app.domain.types import JSON
 from app.service.creation import create_in
+from app.service.erasure import refuse_erased
 from app.service.inputs import (
     CapabilityInput,
     HandoffInput,
@@ -222,10 +223,11 @@ async def _own(tx: Tx, actor: Principal, schedule_id: str) -> Schedule:
 
 
 async def _check_assignee(tx: Tx, schedule: Schedule) -> None:
-    """A named assignee must exist when the schedule is made (a capability is resolved at
-    each run)."""
+    """A named assignee must exist, and not be erased, when the schedule is made (a
+    capability is resolved at each run)."""
     if schedule.assignee is not None and not await tx.principals.agent_exists(schedule.assignee):
         raise NotFound(f"no agent {schedule.assignee}")
+    await refuse_erased(tx, schedule.assignee, "assignee")
 
 
 # Runs

@@ -25,6 +25,7 @@ from app.storage.engine import (
     is_sqlite_file,
 )
 from app.storage.repositories.approvals import Approvals, approvals
+from app.storage.repositories.erasures import Erasures
 from app.storage.repositories.events import NOTIFY_CHANNEL, Events, counter, events
 from app.storage.repositories.principals import Principals, agents, capabilities, persons
 from app.storage.repositories.projects import Projects, members
@@ -181,6 +182,10 @@ class Tx:
     @cached_property
     def schedules(self) -> Schedules:
         return Schedules(self)
+
+    @cached_property
+    def erasures(self) -> Erasures:
+        return Erasures(self)
 
 
 async def init_counter(conn: AsyncConnection) -> None:

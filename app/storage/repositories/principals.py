@@ -13,6 +13,9 @@ capabilities = table_of(CapabilityRow)
 
 _PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("handle"))
 _AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
+_PERSON_CREATED = select(persons.c.created_at).where(persons.c.handle == bindparam("handle"))
+_AGENT_CREATED = select(agents.c.created_at).where(agents.c.id == bindparam("agent_id"))
+_AGENTS_OF = select(agents.c.id).where(agents.c.owner == bindparam("owner")).order_by(agents.c.id)
 _COUNT_PERSONS = select(func.count()).select_from(persons)
 _DROP_CAPABILITIES = delete(capabilities).where(capabilities.c.agent_id == bindparam("agent_id"))
 _INSERT_CAPABILITIES = insert(capabilities)
@@ -47,6 +50,17 @@ class Principals(Repository):
 
     async def agent_exists(self, agent_id: str) -> bool:
         return await self.tx.one(_AGENT_EXISTS, {"agent_id": agent_id}) is not None
+
+    async def created_at(self, kind: str, principal_id: str) -> str | None:
+        """When the person (kind `person`) or agent was registered; None when unknown."""
+        if kind == "person":
+            row = await self.tx.one(_PERSON_CREATED, {"handle": principal_id})
+        else:
+            row = await self.tx.one(_AGENT_CREATED, {"agent_id": principal_id})
+        return row[0] if row else None
+
+    async def agents_of(self, owner: str) -> list[str]:
+        return [r[0] for r in await self.tx.rows(_AGENTS_OF, {"owner": owner})]
 
     async def count_persons(self) -> int:
         count: int = (await self.tx.conn.execute(_COUNT_PERSONS)).scalar_one()
