@@ -1,18 +1,25 @@
 """task_events over Server-Sent Events (GraphQL over SSE, distinct connections mode) against
 a real `prickle serve`, with httpx streaming (tests/sse.py): each event's `id:` is its
 cursor, a reconnect with `Last-Event-ID` gets exactly what it missed, the filters and
-visibility hold, a bad token is refused, the per-principal cap, keep-alive comments, and a
+visibility hold, a bad token is refused, the per-principal cap, keep-alive comments, a
+client that stops reading is cut with the cursor to resume from, and a
 client that goes away leaves no subscriber behind."""
 
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
+import json
+import socket
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
 from typing import Any
 
+import h11
 import httpx
-from live import BRIEF, DEBUG_ENV, Cast, settled, subscribers_reach
-from sse import headers, streamed
+from live import BRIEF, DEBUG_ENV, Cast, debug, last_cursor, settled, subscribers_reach
+from server import Server
+from sse import Message, headers, streamed
+from test_subscriptions_load import BIG_PACKET, CYCLE, HEAVY, slow_socket
 
 CAST = ("alice", "bob", "alice/coder", "alice/writer", "bob/builder")  # conftest's `cast`
 
@@ -154,3 +161,90 @@ async def test_a_principal_holds_a_limited_number_of_streams(start_server: Any) 
     await subscribers_reach(server, 0)
     async with streamed(server, cast.token("alice")):  # the places are free again
         await subscribers_reach(server, 1)
+
+
+async def test_a_stream_that_stops_reading_is_cut_and_resumes_with_last_event_id(
+    start_server: Any,
+) -> None:
+    server = start_server(env={**DEBUG_ENV, "PRICKLE_SUBSCRIBER_QUEUE": "5"})
+    cast = Cast(server).add("alice", "alice/coder", "alice/writer")
+    tasks = [cast.handoff("alice/coder", "alice/writer", "slow", **BIG_PACKET) for _ in range(6)]
+    project = tasks[0]["project"]
+    start = int(last_cursor(server, cast.token("alice"), project))
+    variables = {"project": project, "after": str(start)}
+    with slow_stream(server, cast.token("alice"), HEAVY, variables) as slow:
+        await subscribers_reach(server, 1)
+        for task in tasks:  # the slow client reads nothing meanwhile
+            for by, verb in CYCLE:
+                await asyncio.to_thread(cast.move, by, verb, task["id"])
+        held = debug(server)
+        messages = await asyncio.to_thread(read_to_the_end, slow)
+    *received, refusal, done = messages
+    assert (refusal.event, done.event) == ("next", "complete")
+    [error] = refusal.data["errors"]
+    assert error["extensions"]["code"] == "rate_limited" and refusal.id is None
+    assert all(m.event == "next" and not m.data.get("errors") for m in received)
+    assert error["extensions"]["after"] == received[-1].id
+    assert (held["subscribers"], held["queued"]) == (0, 0)  # let go of while still connected
+    last = start + len(tasks) * len(CYCLE)
+    token = cast.token("alice")
+    async with streamed(server, token, variables, HEAVY, last_event_id=received[-1].id) as again:
+        rest = [event for _, event in await again.events(last - int(received[-1].id))]
+        assert await again.quiet(0.3) == []
+    seqs = [m.data["data"]["task_events"]["seq"] for m in received] + [e["seq"] for e in rest]
+    assert seqs == list(range(start + 1, last + 1))
+    assert len(received) < len(seqs)
+
+
+@contextmanager
+def slow_stream(
+    server: Server, token: str, query: str, variables: dict[str, Any]
+) -> Iterator[socket.socket]:
+    """An SSE request on a socket with a tiny receive buffer, whose response is not read."""
+    sock = slow_socket(server)
+    sock.setblocking(True)
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    host = server.base_url.removeprefix("http://")
+    head = [
+        "POST /graphql HTTP/1.1",
+        f"Host: {host}",
+        "Accept: text/event-stream",
+        "Content-Type: application/json",
+        f"Authorization: Bearer {token}",
+        f"Content-Length: {len(body)}",
+    ]
+    sock.sendall("\r\n".join(head).encode() + b"\r\n\r\n" + body)
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+def read_to_the_end(sock: socket.socket) -> list[Message]:
+    """The response's SSE messages, read until the server ends it."""
+    connection = h11.Connection(h11.CLIENT)
+    connection.send(h11.Request(method="POST", target="/graphql", headers=[("Host", "x")]))
+    connection.send(h11.EndOfMessage())
+    body = bytearray()
+    sock.settimeout(30)
+    while True:
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            connection.receive_data(sock.recv(1 << 16))
+        elif isinstance(event, h11.Response):
+            assert event.status_code == 200, event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            break
+    return [parse(block) for block in body.decode().split("\r\n\r\n") if _is_message(block)]
+
+
+def _is_message(block: str) -> bool:
+    return any(line and not line.startswith(":") for line in block.split("\r\n"))
+
+
+def parse(block: str) -> Message:
+    fields = dict(line.split(": ", 1) for line in block.split("\r\n") if ": " in line)
+    data = json.loads(fields["data"]) if fields.get("data") else None
+    return Message(fields["event"], data, fields.get("id"))
