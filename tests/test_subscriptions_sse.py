@@ -124,6 +124,24 @@ async def test_a_query_over_sse_is_one_next_message_then_complete(cast: Cast) ->
         assert await stream.message() is None
 
 
+async def test_a_get_streams_a_query_and_refuses_a_mutation(cast: Cast) -> None:
+    async with httpx.AsyncClient(timeout=10) as client:
+        answers = []
+        for query in ("{ me { id } }", 'mutation { register_agent(name: "x") { agent_id } }'):
+            response = await client.get(
+                cast.server.graphql_url, params={"query": query}, headers=headers(cast.token("bob"))
+            )
+            assert response.status_code == 200, response.text
+            answers.append([parse(block) for block in response.text.split("\r\n\r\n") if block])
+    [[me, done], [refusal, done_too]] = answers
+    assert me.data == {"data": {"me": {"id": cast.id("bob")}}}
+    assert [e["extensions"]["code"] for e in refusal.data["errors"]] == ["invalid_input"]
+    assert done.event == done_too.event == "complete"
+    mine = cast.server.data("{ me { id } }", token=cast.token("bob"))["me"]["id"]
+    agents = cast.server.data("{ tokens { principal } }", token=cast.token("bob"))["tokens"]
+    assert f"{mine}/x" not in str(agents)
+
+
 async def test_a_client_that_goes_away_leaves_no_subscriber(start_server: Any) -> None:
     server = start_server(env={**DEBUG_ENV, "PRICKLE_PING_SECONDS": "0.3"})
     cast = Cast(server).add("alice", "alice/coder", "alice/writer")
