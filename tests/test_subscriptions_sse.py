@@ -113,6 +113,20 @@ async def test_a_missing_or_bad_token_is_refused_before_any_stream(cast: Cast) -
             assert [e["extensions"]["code"] for e in errors] == ["unauthenticated"]
 
 
+async def test_a_stream_ends_unauthenticated_when_its_token_is_revoked(cast: Cast) -> None:
+    made = cast.server.run_data("mutations/create_token", {"label": "sse"}, cast.token("bob"))
+    token, token_id = made["create_token"]["token"], made["create_token"]["token_info"]["id"]
+    async with streamed(cast.server, token) as stream:
+        await subscribers_reach(cast.server, 1)
+        cast.server.run_data("mutations/revoke_token", {"id": token_id}, cast.token("bob"))
+        refusal = await stream.message(timeout=2)
+        assert refusal is not None and refusal.event == "next", refusal
+        assert [e["extensions"]["code"] for e in refusal.data["errors"]] == ["unauthenticated"]
+        done = await stream.message()
+        assert done is not None and done.event == "complete"
+    await subscribers_reach(cast.server, 0)
+
+
 async def test_a_query_over_sse_is_one_next_message_then_complete(cast: Cast) -> None:
     query = "{ me { id } }"
     async with streamed(cast.server, cast.token("bob"), query=query) as stream:

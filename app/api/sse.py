@@ -18,6 +18,8 @@ this module adds what the task server needs on top:
   subscriptions over SSE in a process (each SSE connection holds one: the distinct
   connections mode's counterpart of the WebSocket per-connection cap); the next gets a
   `next` message with the error `rate_limited`, then `complete`;
+- a stream ends with the error `unauthenticated` the moment the token that opened it is
+  revoked or expires (`until_revoked`), as a WebSocket connection is closed then;
 - idle streams get a comment (`: ping`) every `PRICKLE_PING_SECONDS` (default 15), so
   that proxies keep them open.
 
@@ -27,19 +29,24 @@ message with the result (no `id:` line), then `complete`. Mutations need POST.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
+from typing import TypeVar
 
 from starlette.requests import HTTPConnection
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.http.streaming import HTTPStreamTransport, JSONEncoder, SSETransport
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
+from app.api.context import Context
 from app.api.errors import RateLimited
+from app.api.ws import connections_of
+from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 
 MEDIA_TYPE = "text/event-stream"
@@ -49,6 +56,8 @@ STREAMS_PER_PRINCIPAL = 100  # PRICKLE_STREAMS_PER_PRINCIPAL overrides it
 _CURSOR = "event_stream_cursor"  # in request.state: the cursor of the event just yielded
 _event_id: ContextVar[str | None] = ContextVar("event_stream_id", default=None)
 _open: Counter[tuple[str, str]] = Counter()  # live SSE subscriptions, by principal
+
+T = TypeVar("T")
 
 
 class EventStream(SSETransport):
@@ -125,3 +134,54 @@ def stream_place(connection: HTTPConnection, principal: Principal) -> Iterator[N
         _open[key] -= 1
         if _open[key] <= 0:
             del _open[key]
+
+
+class _Revocation:
+    """One stream, as app/api/ws.py's registry of connections sees it (`Revocable`)."""
+
+    def __init__(self) -> None:
+        self.revoked = asyncio.Event()
+        self.reason = ""
+
+    async def close_revoked(self, reason: str) -> None:
+        self.reason = reason
+        self.revoked.set()
+
+
+async def until_revoked(
+    stream: AsyncGenerator[T, None], context: Context
+) -> AsyncGenerator[T, None]:
+    """`stream`'s items until the token that opened the request is revoked or expires; then
+    `unauthenticated`. Each item is awaited in a task of its own, raced against that."""
+    credential = context.credential
+    assert credential is not None  # the caller authenticated
+    revocation = _Revocation()
+    connections = connections_of(context.store)
+    connections.add(revocation, credential)
+    stop = asyncio.ensure_future(revocation.revoked.wait())
+    step: asyncio.Task[tuple[T] | None] | None = None
+    try:
+        while True:
+            step = asyncio.create_task(_next(stream))
+            await asyncio.wait((step, stop), return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                raise Unauthenticated(f"{revocation.reason}: the stream is closed")
+            item, step = step.result(), None
+            if item is None:
+                return
+            yield item[0]
+    finally:
+        connections.discard(revocation, credential.token_id)
+        stop.cancel()
+        if step is not None:
+            step.cancel()
+            await asyncio.wait((step,))
+        await stream.aclose()
+
+
+async def _next(stream: AsyncGenerator[T, None]) -> tuple[T] | None:
+    """The stream's next item (in a tuple), or None at its end."""
+    try:
+        return (await anext(stream),)
+    except StopAsyncIteration:
+        return None

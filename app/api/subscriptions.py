@@ -34,6 +34,8 @@ class Subscription:
         start = event_cursor(sse.resumes_after(ctx.request, after))
         with sse.stream_place(ctx.request, viewer):
             stream = events_for(ctx.hub, ctx.store, viewer, filters, start)
+            if sse.is_event_stream(ctx.request):
+                stream = sse.until_revoked(stream, ctx)
             send = direct_sender()
             try:
                 async for event in stream:
