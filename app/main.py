@@ -18,15 +18,21 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.subscriptions import (
+    GRAPHQL_SSE_PROTOCOL,
+    GRAPHQL_TRANSPORT_WS_PROTOCOL,
+    GRAPHQL_WS_PROTOCOL,
+)
+from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from app import board, debug
-from app.api import errors
+from app.api import errors, sse
 from app.api.context import Context, get_context
 from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
 from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
-from app.domain.errors import InvalidInput
+from app.domain.errors import InvalidInput, Unauthenticated
 from app.events.hub import Hub
 from app.service import reads
 from app.service.auth import credentials_of
@@ -38,14 +44,23 @@ MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
 PING_SECONDS = 15  # PRICKLE_PING_SECONDS overrides it
 GC_THRESHOLDS = (50_000, 20, 100)
 SUBSCRIBER_QUEUE = 1000  # events a subscriber may fall behind; PRICKLE_SUBSCRIBER_QUEUE
+SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL)
 
 
 class GraphQLApp(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
+    stream_transport_classes_by_protocol = sse.TRANSPORTS
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
-        return await get_context(request, response)
+        context = await get_context(request, response)
+        if sse.is_event_stream(request):
+            await context.viewer()  # no stream opens without a valid token: 401
+        return context
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
+        return await super().process_result(request, result)
 
     def encode_json(self, data: object) -> str:
         """orjson, several times faster than json.dumps on every response and event; a str,
@@ -91,6 +106,9 @@ class GraphQLApp(GraphQL[Context, None]):
         except HTTPException as refusal:
             body = errors.response_body(InvalidInput(refusal.reason))
             return JSONResponse(body, status_code=refusal.status_code)
+        except Unauthenticated as refusal:  # an event stream, refused before it opens
+            headers = {"www-authenticate": "Bearer"}
+            return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
 
 
 def _too_large() -> JSONResponse:
@@ -169,6 +187,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         keep_alive_interval=float(os.environ.get("PRICKLE_PING_SECONDS", PING_SECONDS)),
         connection_init_wait_timeout=timedelta(seconds=30),
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
+        subscription_protocols=SUBSCRIPTION_PROTOCOLS,
     )
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),

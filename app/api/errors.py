@@ -23,6 +23,8 @@ import logging
 import re
 
 from graphql import GraphQLError, GraphQLFormattedError
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
@@ -36,7 +38,16 @@ INTERNAL = "internal"
 _TOO_COMPLEX = re.compile(
     r"exceeds maximum operation depth|aliases found\. Allowed|contains more than \d+ tokens"
 )
-_REQUEST_FAULTS = (GraphQLError, ValueError, TypeError)
+# Faults of the request itself; over SSE, Strawberry's refusals before anything runs (no
+# query, no or an ambiguous operation, one the method does not allow) arrive this way too.
+_REQUEST_FAULTS = (
+    GraphQLError,
+    ValueError,
+    TypeError,
+    MissingQueryError,
+    CannotGetOperationTypeError,
+    InvalidOperationTypeError,
+)
 # PostgreSQL's "character not in repertoire" (a NUL in text) and "untranslatable
 # character" (a \u0000 in jsonb): the value, not the server, is at fault.
 _UNHOLDABLE = frozenset({"22021", "22P05"})

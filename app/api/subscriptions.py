@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator
 
 import strawberry
 
+from app.api import sse
 from app.api.delivery import direct_sender
 from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
@@ -30,12 +31,17 @@ class Subscription:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
-        stream = events_for(ctx.hub, ctx.store, viewer, filters, event_cursor(after))
-        send = direct_sender()
-        try:
-            async for event in stream:
-                payload = TaskEvent.from_domain(event)
-                if send is None or not await send(payload):
-                    yield payload
-        finally:
-            await stream.aclose()
+        start = event_cursor(sse.resumes_after(ctx.request, after))
+        with sse.stream_place(ctx.request, viewer):
+            stream = events_for(ctx.hub, ctx.store, viewer, filters, start)
+            if sse.is_event_stream(ctx.request):
+                stream = sse.until_revoked(stream, ctx)
+            send = direct_sender()
+            try:
+                async for event in stream:
+                    payload = TaskEvent.from_domain(event)
+                    if send is None or not await send(payload):
+                        sse.sending(ctx.request, payload.cursor)
+                        yield payload
+            finally:
+                await stream.aclose()

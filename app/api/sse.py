@@ -1,0 +1,187 @@
+"""GraphQL over Server-Sent Events: the graphql-sse protocol, distinct connections mode.
+
+A request to `/graphql` whose `Accept` names `text/event-stream` (POST with a JSON body,
+or GET with the query in its parameters) is answered with an event stream: one `next`
+message per result, then `complete`. Strawberry serves the protocol (its `SSETransport`);
+this module adds what the task server needs on top:
+
+- each `next` message that carries a `task_events` event has an SSE `id:` line, the
+  event's cursor. The resolver notes the cursor of the event it yields (`sending`); the
+  view's `process_result`, which runs for that very result before it is encoded, moves
+  it to a context variable (`number_next`) that `EventStream.encode_next` reads;
+- a request with `Last-Event-ID` resumes after that cursor: the header takes the place
+  of the subscription's `after` argument (`resumes_after`), so a reconnect continues
+  with no gap and no duplicate;
+- the caller authenticates before the stream opens (app/main.py): without a valid
+  bearer token the answer is 401 with a GraphQL error `unauthenticated`, not a stream;
+- a principal holds at most `PRICKLE_STREAMS_PER_PRINCIPAL` (default 100) live
+  subscriptions over SSE in a process (each SSE connection holds one: the distinct
+  connections mode's counterpart of the WebSocket per-connection cap); the next gets a
+  `next` message with the error `rate_limited`, then `complete`;
+- a stream ends with the error `unauthenticated` the moment the token that opened it is
+  revoked or expires (`until_revoked`), as a WebSocket connection is closed then;
+- idle streams get a comment (`: ping`) every `PRICKLE_PING_SECONDS` (default 15), so
+  that proxies keep them open.
+
+Queries and mutations sent this way are served too, as the protocol allows: one `next`
+message with the result (no `id:` line), then `complete`. Mutations need POST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
+from typing import TypeVar
+
+from starlette.requests import HTTPConnection
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.streaming import HTTPStreamTransport, JSONEncoder, SSETransport
+from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
+
+from app.api.context import Context
+from app.api.errors import RateLimited
+from app.api.ws import connections_of
+from app.domain.errors import Unauthenticated
+from app.domain.principals import Principal
+
+MEDIA_TYPE = "text/event-stream"
+PING_SECONDS = 15.0  # PRICKLE_PING_SECONDS overrides it (as for WebSockets)
+STREAMS_PER_PRINCIPAL = 100  # PRICKLE_STREAMS_PER_PRINCIPAL overrides it
+
+_CURSOR = "event_stream_cursor"  # in request.state: the cursor of the event just yielded
+_event_id: ContextVar[str | None] = ContextVar("event_stream_id", default=None)
+_open: Counter[tuple[str, str]] = Counter()  # live SSE subscriptions, by principal
+
+T = TypeVar("T")
+
+
+class EventStream(SSETransport):
+    """Strawberry's SSE transport, with the event cursor as each `next` message's `id:`
+    and the server's keep-alive interval."""
+
+    def __init__(self) -> None:
+        super().__init__(float(os.environ.get("PRICKLE_PING_SECONDS", PING_SECONDS)))
+
+    def encode_next(self, response: GraphQLHTTPResponse, encode_json: JSONEncoder) -> str:
+        message = super().encode_next(response, encode_json)
+        event_id = _event_id.get()
+        return f"id: {event_id}\r\n{message}" if event_id is not None else message
+
+
+TRANSPORTS: Mapping[str, type[HTTPStreamTransport]] = MappingProxyType(
+    {GRAPHQL_SSE_PROTOCOL: EventStream}
+)
+"""The view's streaming transports (its `stream_transport_classes_by_protocol`)."""
+
+
+def is_event_stream(connection: HTTPConnection) -> bool:
+    """Whether an HTTP request asks for an event stream (its Accept names it)."""
+    if connection.scope["type"] != "http":
+        return False
+    accept = connection.headers.get("accept", "")
+    return any(part.split(";", 1)[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
+
+
+def resumes_after(connection: HTTPConnection, after: str | None) -> str | None:
+    """The cursor a subscription starts after: an SSE request's `Last-Event-ID` (the last
+    event its client received before reconnecting), else the `after` argument."""
+    if connection.scope["type"] == "http":
+        last = connection.headers.get("last-event-id")
+        if last:
+            return last.strip()
+    return after
+
+
+def sending(connection: HTTPConnection, cursor: str) -> None:
+    """Note the cursor of the event the subscription is about to yield (over SSE)."""
+    if connection.scope["type"] == "http":
+        setattr(connection.state, _CURSOR, cursor)
+
+
+def number_next(connection: HTTPConnection) -> None:
+    """Called for each result before it is encoded: the next `next` message's `id:` is the
+    cursor of the event that made the result, if one did (none for an error that ends
+    the stream, nor for a query's result)."""
+    cursor = getattr(connection.state, _CURSOR, None)
+    if cursor is not None:
+        setattr(connection.state, _CURSOR, None)
+    _event_id.set(cursor)
+
+
+@contextmanager
+def stream_place(connection: HTTPConnection, principal: Principal) -> Iterator[None]:
+    """Hold one of the principal's places for a live subscription over SSE while it runs;
+    over the cap, `rate_limited`. Nothing to hold for a WebSocket operation."""
+    if connection.scope["type"] != "http":
+        yield
+        return
+    key = (principal.kind, principal.id)
+    limit = int(os.environ.get("PRICKLE_STREAMS_PER_PRINCIPAL", STREAMS_PER_PRINCIPAL))
+    if _open[key] >= limit:
+        raise RateLimited(
+            f"at most {limit} subscriptions over SSE at once per principal: "
+            "close one first, or use one WebSocket connection for several"
+        )
+    _open[key] += 1
+    try:
+        yield
+    finally:
+        _open[key] -= 1
+        if _open[key] <= 0:
+            del _open[key]
+
+
+class _Revocation:
+    """One stream, as app/api/ws.py's registry of connections sees it (`Revocable`)."""
+
+    def __init__(self) -> None:
+        self.revoked = asyncio.Event()
+        self.reason = ""
+
+    async def close_revoked(self, reason: str) -> None:
+        self.reason = reason
+        self.revoked.set()
+
+
+async def until_revoked(
+    stream: AsyncGenerator[T, None], context: Context
+) -> AsyncGenerator[T, None]:
+    """`stream`'s items until the token that opened the request is revoked or expires; then
+    `unauthenticated`. Each item is awaited in a task of its own, raced against that."""
+    credential = context.credential
+    assert credential is not None  # the caller authenticated
+    revocation = _Revocation()
+    connections = connections_of(context.store)
+    connections.add(revocation, credential)
+    stop = asyncio.ensure_future(revocation.revoked.wait())
+    step: asyncio.Task[tuple[T] | None] | None = None
+    try:
+        while True:
+            step = asyncio.create_task(_next(stream))
+            await asyncio.wait((step, stop), return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                raise Unauthenticated(f"{revocation.reason}: the stream is closed")
+            item, step = step.result(), None
+            if item is None:
+                return
+            yield item[0]
+    finally:
+        connections.discard(revocation, credential.token_id)
+        stop.cancel()
+        if step is not None:
+            step.cancel()
+            await asyncio.wait((step,))
+        await stream.aclose()
+
+
+async def _next(stream: AsyncGenerator[T, None]) -> tuple[T] | None:
+    """The stream's next item (in a tuple), or None at its end."""
+    try:
+        return (await anext(stream),)
+    except StopAsyncIteration:
+        return None

@@ -1,0 +1,140 @@
+"""task_events through the npm `graphql-sse` client (createClient, distinct connections
+mode) in node, against a real `prickle serve`.
+
+The test installs `graphql-sse@2` itself, once, into `.cache/npm/` (gitignored), as the
+board tests use Debian's chromium: where node or npm is missing the test skips and says
+so, except under CI (`CI=true` or `PRICKLE_REQUIRE_NPM=1`), where that fails the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from live import Cast
+from server import ROOT
+
+CAST = ("alice", "alice/coder", "alice/writer")  # conftest's `cast`
+PACKAGE = "graphql-sse@2"
+CACHE = ROOT / ".cache" / "npm"
+MODULES = CACHE / "node_modules"
+
+SCRIPT = r"""
+const { createClient } = require('graphql-sse');
+const [url, token, taskId, count] = process.argv.slice(2);
+const client = createClient({
+  url,
+  headers: token ? { Authorization: `Bearer ${token}` } : {},
+  retryAttempts: 0,
+});
+const query = `subscription($task_id: ID) {
+  task_events(task_id: $task_id) { cursor seq kind verb to_state }
+}`;
+(async () => {
+  let n = 0;
+  try {
+    for await (const result of client.iterate({ query, variables: { task_id: taskId } })) {
+      console.log(JSON.stringify(result));
+      if (++n >= Number(count)) break;
+    }
+  } finally {
+    client.dispose();
+  }
+})().catch((error) => {
+  console.error(String(error));
+  process.exit(1);
+});
+"""
+
+
+def _required() -> bool:
+    return os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_NPM") == "1"
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    """Where `graphql-sse` is installed (installed now if it is not yet)."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        reason = f"no {' and no '.join(missing)} on PATH: install Node.js 18+ with npm"
+        if _required():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    if not (MODULES / "graphql-sse" / "package.json").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, f"npm install {PACKAGE} failed:\n{done.stderr}"
+    return MODULES
+
+
+async def _client(
+    modules: Path, tmp_path: Path, url: str, token: str | None, task_id: str, count: int
+) -> asyncio.subprocess.Process:
+    script = tmp_path / "subscribe.cjs"
+    script.write_text(SCRIPT)
+    return await asyncio.create_subprocess_exec(
+        "node",
+        str(script),
+        url,
+        token or "",
+        task_id,
+        str(count),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "NODE_PATH": str(modules)},
+    )
+
+
+async def _line(client: asyncio.subprocess.Process) -> dict[str, Any]:
+    assert client.stdout is not None
+    line = await asyncio.wait_for(client.stdout.readline(), timeout=20)
+    assert line, "the client ended early"
+    result: dict[str, Any] = json.loads(line)
+    assert not result.get("errors"), result
+    return result["data"]["task_events"]
+
+
+async def test_graphql_sse_client_receives_live_events(
+    cast: Cast, node_modules: Path, tmp_path: Path
+) -> None:
+    task = cast.handoff("alice/coder", "alice/writer", "npm")
+    url = cast.server.graphql_url
+    client = await _client(node_modules, tmp_path, url, cast.token("alice"), task["id"], 4)
+    try:
+        snapshot = await _line(client)  # the subscription is registered: moves reach it live
+        assert (snapshot["kind"], snapshot["to_state"]) == ("snapshot", "routed")
+        verbs = ["accept_task", "start_task", "stop_run"]
+        for verb in verbs:
+            by = "alice" if verb == "stop_run" else "alice/writer"
+            await asyncio.to_thread(cast.move, by, verb, task["id"])
+        events = [await _line(client) for _ in verbs]
+        assert [e["verb"] for e in events] == verbs
+        seqs = [snapshot["seq"], *(e["seq"] for e in events)]
+        assert seqs == sorted(set(seqs))
+        assert await asyncio.wait_for(client.wait(), timeout=20) == 0
+    finally:
+        if client.returncode is None:
+            client.kill()
+            await client.wait()
+
+
+async def test_graphql_sse_client_is_told_of_a_bad_token(
+    cast: Cast, node_modules: Path, tmp_path: Path
+) -> None:
+    url = cast.server.graphql_url
+    client = await _client(node_modules, tmp_path, url, "not-a-token", "T", 1)
+    _, stderr = await asyncio.wait_for(client.communicate(), timeout=20)
+    assert client.returncode == 1
+    assert "401" in stderr.decode(), stderr
