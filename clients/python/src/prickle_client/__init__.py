@@ -1,0 +1,60 @@
+"""A typed client of the Prickle task server: `Client` (blocking) and `AsyncClient`.
+
+    from prickle_client import Client
+    with Client("http://127.0.0.1:8000/graphql", token) as prickle:
+        task = prickle.accept_task(task_id)
+
+Each verb returns the task as the server left it; each refusal raises the exception of its
+code (`InvalidState`, `Forbidden`, `NotFound`, ...; all are `PrickleError`).
+`AsyncClient.events(...)` follows the task_events subscription across lost connections.
+"""
+
+from __future__ import annotations
+
+from ._async import AsyncClient, Event, Principal, Task, TaskPage
+from ._sync import Client
+from .errors import (
+    Conflict,
+    Forbidden,
+    Internal,
+    InvalidInput,
+    InvalidState,
+    NotFound,
+    PrickleError,
+    QueryTooComplex,
+    RateLimited,
+    TurnBudgetExhausted,
+    Unauthenticated,
+)
+from .events import EventStream
+from .generated.enums import Decision, Provenance, TaskState, WaitOn
+from .generated.input_types import CheckpointInput, EvidenceInput, PacketInput, ResultInput
+
+__all__ = [
+    "AsyncClient",
+    "CheckpointInput",
+    "Client",
+    "Conflict",
+    "Decision",
+    "Event",
+    "EventStream",
+    "EvidenceInput",
+    "Forbidden",
+    "Internal",
+    "InvalidInput",
+    "InvalidState",
+    "NotFound",
+    "PacketInput",
+    "PrickleError",
+    "Principal",
+    "Provenance",
+    "QueryTooComplex",
+    "RateLimited",
+    "ResultInput",
+    "Task",
+    "TaskPage",
+    "TaskState",
+    "TurnBudgetExhausted",
+    "Unauthenticated",
+    "WaitOn",
+]

@@ -1,0 +1,338 @@
+"""`AsyncClient`: the server's verbs and queries as typed methods over the generated layer.
+
+Each verb returns the task as the server left it (`Task`, with `version` and
+`allowed_verbs`); each refusal raises the exception of its code (prickle_client.errors).
+A call that failed in transport is retried only when repeating it cannot move a task twice:
+queries, and the verbs that carry an idempotency key (handoff and request_capability with
+`idempotency_key`, return_result with the result's `submission_id`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import httpx
+
+from .events import EventStream
+from .generated.enums import Decision, TaskState, WaitOn
+from .generated.fragments import EventFields, TaskDetail
+from .generated.input_types import (
+    CapabilityInput,
+    CheckpointInput,
+    HandoffInput,
+    PacketInput,
+    RequestCapabilityInput,
+    ResultInput,
+    VerdictInput,
+)
+from .generated.me import MeMe
+from .generated.on_task_events import OnTaskEventsTaskEvents
+from .generated.tasks import TasksTasks
+from ._transport import Transport, http_client, ws_url
+
+T = TypeVar("T")
+Task = TaskDetail
+Event = OnTaskEventsTaskEvents
+Principal = MeMe
+TaskPage = TasksTasks
+Shape = Mapping[str, Any]
+RETRIES = 3
+
+
+class AsyncClient:
+    """A client of one server (`url`: its /graphql endpoint) as the principal of `token`."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0) -> None:
+        self.url = url
+        self.token = token
+        self._http = http_client(token, timeout)
+        self._api = Transport(
+            url=url,
+            http_client=self._http,
+            ws_url=ws_url(url),
+            ws_connection_init_payload={"Authorization": f"Bearer {token}"},
+        )
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(self, call: Callable[[], Awaitable[T]], idempotent: bool) -> T:
+        """`call()`, retried with backoff on transport failures when it is idempotent."""
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except httpx.TransportError:
+                attempt += 1
+                if not idempotent or attempt > RETRIES:
+                    raise
+                await asyncio.sleep(0.2 * 2**attempt)
+
+    # creating tasks
+
+    async def handoff(
+        self,
+        project: str,
+        assignee: str,
+        packet: PacketInput | Shape,
+        *,
+        parent_task_id: str | None = None,
+        display_title: str | None = None,
+        turn_budget: int | None = None,
+        origin_message_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Task:
+        """Hand a task to a named agent; its owner's gate routes, holds or rejects it."""
+        given = HandoffInput(
+            project=project,
+            assignee=assignee,
+            packet=PacketInput.model_validate(packet),
+            parent_task_id=parent_task_id,
+            display_title=display_title,
+            turn_budget=turn_budget,
+            origin_message_id=origin_message_id,
+            idempotency_key=idempotency_key,
+        )
+        done = await self._call(partial(self._api.handoff, given), idempotency_key is not None)
+        return done.handoff
+
+    async def request_capability(
+        self,
+        project: str,
+        capability: CapabilityInput | Shape,
+        packet: PacketInput | Shape,
+        *,
+        parent_task_id: str | None = None,
+        display_title: str | None = None,
+        turn_budget: int | None = None,
+        origin_message_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Task:
+        """Hand a task to an agent offering the capability."""
+        given = RequestCapabilityInput(
+            project=project,
+            capability=CapabilityInput.model_validate(capability),
+            packet=PacketInput.model_validate(packet),
+            parent_task_id=parent_task_id,
+            display_title=display_title,
+            turn_budget=turn_budget,
+            origin_message_id=origin_message_id,
+            idempotency_key=idempotency_key,
+        )
+        call = partial(self._api.request_capability, given)
+        return (await self._call(call, idempotency_key is not None)).request_capability
+
+    # the owner's decisions on routing
+
+    async def approve_handoff(
+        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
+    ) -> Task:
+        call = partial(self._api.approve_handoff, task_id, reason, expected_version)
+        return (await self._call(call, False)).approve_handoff
+
+    async def deny_task(
+        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
+    ) -> Task:
+        call = partial(self._api.deny_task, task_id, reason, expected_version)
+        return (await self._call(call, False)).deny_task
+
+    async def reroute(
+        self,
+        task_id: str,
+        assignee: str | None = None,
+        capability: CapabilityInput | Shape | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        wanted = None if capability is None else CapabilityInput.model_validate(capability)
+        call = partial(self._api.reroute, task_id, assignee, wanted, expected_version)
+        return (await self._call(call, False)).reroute
+
+    # the assignee's moves
+
+    async def accept_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
+        call = partial(self._api.accept_task, task_id, expected_version)
+        return (await self._call(call, False)).accept_task
+
+    async def start_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
+        call = partial(self._api.start_task, task_id, expected_version)
+        return (await self._call(call, False)).start_task
+
+    async def save_checkpoint(
+        self,
+        task_id: str,
+        checkpoint: CheckpointInput | Shape,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Replace latest_checkpoint (not a move; spends one turn)."""
+        given = CheckpointInput.model_validate(checkpoint)
+        call = partial(self._api.save_checkpoint, task_id, given, expected_version)
+        return (await self._call(call, False)).save_checkpoint
+
+    async def wait_on(
+        self,
+        task_id: str,
+        on: WaitOn | str,
+        question: str | None = None,
+        agent: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
+        which = WaitOn(on)
+        call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
+        return (await self._call(call, False)).wait_on
+
+    async def answer(
+        self, task_id: str, answer: str, *, expected_version: int | None = None
+    ) -> Task:
+        call = partial(self._api.answer, task_id, answer, expected_version)
+        return (await self._call(call, False)).answer
+
+    async def stop_run(
+        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
+    ) -> Task:
+        call = partial(self._api.stop_run, task_id, reason, expected_version)
+        return (await self._call(call, False)).stop_run
+
+    async def resume_run(self, task_id: str, *, expected_version: int | None = None) -> Task:
+        call = partial(self._api.resume_run, task_id, expected_version)
+        return (await self._call(call, False)).resume_run
+
+    async def hand_back(
+        self,
+        task_id: str,
+        reason: str,
+        checkpoint: CheckpointInput | Shape | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        given = None if checkpoint is None else CheckpointInput.model_validate(checkpoint)
+        call = partial(self._api.hand_back, task_id, reason, given, expected_version)
+        return (await self._call(call, False)).hand_back
+
+    async def return_result(
+        self,
+        task_id: str,
+        result: ResultInput | Shape,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Return a result with evidence; the requester's owner's result policy judges it.
+        Retried on transport failures only when the result has a `submission_id`."""
+        given = ResultInput.model_validate(result)
+        call = partial(self._api.return_result, task_id, given, expected_version)
+        return (await self._call(call, given.submission_id is not None)).return_result
+
+    # the requester's moves
+
+    async def decide_result(
+        self,
+        task_id: str,
+        decision: Decision | str,
+        verdicts: list[VerdictInput | Shape] | None = None,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        which = Decision(decision)
+        given = None if verdicts is None else [VerdictInput.model_validate(v) for v in verdicts]
+        call = partial(self._api.decide_result,
+            task_id, which, given, reason, expected_version
+        )
+        return (await self._call(call, False)).decide_result
+
+    async def cancel_task(
+        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
+    ) -> Task:
+        call = partial(self._api.cancel_task, task_id, reason, expected_version)
+        return (await self._call(call, False)).cancel_task
+
+    # queries
+
+    async def me(self) -> Principal:
+        return (await self._call(self._api.me, True)).me
+
+    async def task(self, task_id: str) -> Task | None:
+        """The task, or None when it does not exist or is not visible."""
+        return (await self._call(partial(self._api.task, task_id), True)).task
+
+    async def tasks_page(
+        self,
+        *,
+        project: str | None = None,
+        state: TaskState | str | None = None,
+        assignee: str | None = None,
+        requester: str | None = None,
+        parent_task_id: str | None = None,
+        first: int = 50,
+        after: str | None = None,
+    ) -> TaskPage:
+        """One page of visible tasks, oldest first (`page_info.end_cursor` for the next)."""
+        which = None if state is None else TaskState(state)
+        call = partial(self._api.tasks,
+            project, which, assignee, requester, parent_task_id, first, after
+        )
+        return (await self._call(call, True)).tasks
+
+    async def tasks(
+        self,
+        *,
+        project: str | None = None,
+        state: TaskState | str | None = None,
+        assignee: str | None = None,
+        requester: str | None = None,
+        parent_task_id: str | None = None,
+        page_size: int = 100,
+    ) -> AsyncIterator[Task]:
+        """Every visible task that matches, oldest first, fetched a page at a time."""
+        after: str | None = None
+        while True:
+            page = await self.tasks_page(
+                project=project,
+                state=state,
+                assignee=assignee,
+                requester=requester,
+                parent_task_id=parent_task_id,
+                first=page_size,
+                after=after,
+            )
+            for edge in page.edges:
+                yield edge.node
+            if not page.page_info.has_next_page:
+                return
+            after = page.page_info.end_cursor
+
+    async def task_events(
+        self,
+        *,
+        task_id: str | None = None,
+        project: str | None = None,
+        after: str | None = None,
+        first: int = 50,
+    ) -> list[EventFields]:
+        """One page of the history of visible tasks, oldest first."""
+        call = partial(self._api.task_events, task_id, project, after, first)
+        page = (await self._call(call, True)).task_events
+        return [edge.node for edge in page.edges]
+
+    def events(
+        self,
+        *,
+        project: str | None = None,
+        task_id: str | None = None,
+        assignee: str | None = None,
+        after: str | None = None,
+    ) -> EventStream:
+        """Every event the caller may see, live; reconnects and resumes by itself."""
+        return EventStream(self._api, project, task_id, assignee, after)

@@ -1,0 +1,89 @@
+"""The task_events subscription as an async iterator that survives lost connections.
+
+Each event is yielded once, in order: the stream remembers the cursor and seq of the last
+event it yielded, reconnects with backoff (0.1 s doubling to 5 s, reset by each event) when
+the connection drops or the server restarts, and resubscribes `after` that cursor, so the
+server replays what came in between from its log; an event at or below the last seq (a
+replay's overlap) is skipped. A subscriber that fell behind (`rate_limited`) resumes the
+same way. Refusals that a reconnection cannot cure (unauthenticated, forbidden,
+invalid_input, ...) end the stream with their exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+from websockets.exceptions import ConnectionClosedError, InvalidHandshake, InvalidStatus
+
+from ._transport import Transport, subscription_error
+from .errors import PrickleError, RateLimited, Unauthenticated
+from .generated.exceptions import GraphQLClientError, GraphQLClientGraphQLMultiError
+from .generated.on_task_events import OnTaskEventsTaskEvents
+
+FIRST_DELAY = 0.1
+LONGEST_DELAY = 5.0
+REFUSED_CLOSES = {4401, 4403}  # the token was refused or revoked
+
+
+class EventStream:
+    """`async for event in client.events(project=...)`; `cursor` is the last one yielded."""
+
+    def __init__(
+        self,
+        api: Transport,
+        project: str | None,
+        task_id: str | None,
+        assignee: str | None,
+        after: str | None,
+    ) -> None:
+        self._api = api
+        self._filters = {"project": project, "task_id": task_id, "assignee": assignee}
+        self.cursor = after
+        self.last_seq: int | None = None
+        self.reconnections = 0
+
+    def __aiter__(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+        delay = FIRST_DELAY
+        while True:
+            try:
+                async for event in self._connection():
+                    delay = FIRST_DELAY
+                    yield event
+            except RateLimited:
+                pass  # fell behind: resume from our own cursor at once
+            except (OSError, ConnectionClosedError, InvalidHandshake, httpx.TransportError):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, LONGEST_DELAY)
+            else:
+                await asyncio.sleep(delay)  # the server ended the connection (e.g. restart)
+                delay = min(delay * 2, LONGEST_DELAY)
+            self.reconnections += 1
+
+    async def _connection(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+        """One subscription on one connection, from `cursor`; the events not yet yielded."""
+        try:
+            async for message in self._api.on_task_events(after=self.cursor, **self._filters):
+                event = message.task_events
+                if self.last_seq is not None and event.seq <= self.last_seq:
+                    continue
+                self.cursor, self.last_seq = event.cursor, event.seq
+                yield event
+        except GraphQLClientGraphQLMultiError as error:
+            raise subscription_error(error) from error
+        except ConnectionClosedError as closed:
+            if closed.rcvd is not None and closed.rcvd.code in REFUSED_CLOSES:
+                raise Unauthenticated(f"the server closed the connection: {closed}") from closed
+            raise
+        except InvalidStatus as refused:
+            if refused.response.status_code in (401, 403):
+                raise Unauthenticated(str(refused)) from refused
+            raise
+        except PrickleError:
+            raise
+        except GraphQLClientError as error:  # e.g. no connection_ack in time
+            raise ConnectionClosedError(None, None) from error

@@ -1,0 +1,4710 @@
+from collections.abc import AsyncIterator
+from typing import Any, Optional, Union
+
+from .accept_task import AcceptTask
+from .add_project_member import AddProjectMember
+from .allowed_moves import AllowedMoves
+from .answer import Answer
+from .approve_handoff import ApproveHandoff
+from .async_base_client import AsyncBaseClient
+from .base_model import UNSET, UnsetType
+from .cancel_task import CancelTask
+from .create_schedule import CreateSchedule
+from .create_token import CreateToken
+from .decide_result import DecideResult
+from .delete_gate_rule import DeleteGateRule
+from .delete_result_rule import DeleteResultRule
+from .delete_schedule import DeleteSchedule
+from .deny_task import DenyTask
+from .enums import Decision, TaskState, WaitOn
+from .hand_back import HandBack
+from .handoff import Handoff
+from .input_types import (
+    CapabilityInput,
+    CheckpointInput,
+    GateRuleInput,
+    HandoffInput,
+    RequestCapabilityInput,
+    ResultInput,
+    ResultRuleInput,
+    ScheduleInput,
+    VerdictInput,
+)
+from .me import Me
+from .on_task_events import OnTaskEvents
+from .pause_schedule import PauseSchedule
+from .register_agent import RegisterAgent
+from .remove_project_member import RemoveProjectMember
+from .request_capability import RequestCapability
+from .reroute import Reroute
+from .resume_run import ResumeRun
+from .resume_schedule import ResumeSchedule
+from .return_result import ReturnResult
+from .revoke_token import RevokeToken
+from .run_schedule_now import RunScheduleNow
+from .save_checkpoint import SaveCheckpoint
+from .schedules import Schedules
+from .set_gate_rule import SetGateRule
+from .set_result_rule import SetResultRule
+from .start_task import StartTask
+from .stop_run import StopRun
+from .task import Task
+from .task_events import TaskEvents
+from .task_states import TaskStates
+from .tasks import Tasks
+from .tokens import Tokens
+from .update_schedule import UpdateSchedule
+from .wait_on import WaitOn
+
+
+def gql(q: str) -> str:
+    return q
+
+
+class GeneratedClient(AsyncBaseClient):
+    async def accept_task(
+        self,
+        task_id: str,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AcceptTask:
+        query = gql("""
+            mutation AcceptTask($task_id: ID!, $expected_version: Int) {
+              accept_task(task_id: $task_id, expected_version: $expected_version) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="AcceptTask", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return AcceptTask.model_validate(data)
+
+    async def add_project_member(
+        self, project: str, handle: str, **kwargs: Any
+    ) -> AddProjectMember:
+        query = gql("""
+            mutation AddProjectMember($project: String!, $handle: String!) {
+              add_project_member(project: $project, handle: $handle)
+            }
+            """)
+        variables: dict[str, object] = {"project": project, "handle": handle}
+        response = await self.execute(
+            query=query,
+            operation_name="AddProjectMember",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return AddProjectMember.model_validate(data)
+
+    async def answer(
+        self,
+        task_id: str,
+        answer: str,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> Answer:
+        query = gql("""
+            mutation Answer($task_id: ID!, $answer: String!, $expected_version: Int) {
+              answer(task_id: $task_id, answer: $answer, expected_version: $expected_version) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "answer": answer,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="Answer", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Answer.model_validate(data)
+
+    async def approve_handoff(
+        self,
+        task_id: str,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> ApproveHandoff:
+        query = gql("""
+            mutation ApproveHandoff($task_id: ID!, $reason: String, $expected_version: Int) {
+              approve_handoff(
+                task_id: $task_id
+                reason: $reason
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="ApproveHandoff", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ApproveHandoff.model_validate(data)
+
+    async def cancel_task(
+        self,
+        task_id: str,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> CancelTask:
+        query = gql("""
+            mutation CancelTask($task_id: ID!, $reason: String, $expected_version: Int) {
+              cancel_task(
+                task_id: $task_id
+                reason: $reason
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="CancelTask", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CancelTask.model_validate(data)
+
+    async def create_schedule(
+        self, input: ScheduleInput, **kwargs: Any
+    ) -> CreateSchedule:
+        query = gql("""
+            mutation CreateSchedule($input: ScheduleInput!) {
+              create_schedule(input: $input) {
+                ...ScheduleFields
+              }
+            }
+
+            fragment ScheduleFields on Schedule {
+              id
+              project
+              owner
+              version
+              assignee
+              capability {
+                kind
+                name
+              }
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              display_title
+              turn_budget
+              cron
+              every_seconds
+              timezone
+              starts_at
+              ends_at
+              catch_up
+              paused
+              next_run_at
+              last_run_at
+              last_task_id
+              runs
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="CreateSchedule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CreateSchedule.model_validate(data)
+
+    async def create_token(
+        self,
+        agent: Union[Optional[str], UnsetType] = UNSET,
+        label: Union[Optional[str], UnsetType] = UNSET,
+        expires_in_seconds: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> CreateToken:
+        query = gql("""
+            mutation CreateToken($agent: String, $label: String, $expires_in_seconds: Int) {
+              create_token(
+                agent: $agent
+                label: $label
+                expires_in_seconds: $expires_in_seconds
+              ) {
+                token_info {
+                  id
+                  principal
+                  label
+                  created_at
+                  last_used_at
+                  expires_at
+                  revoked_at
+                }
+                token
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "agent": agent,
+            "label": label,
+            "expires_in_seconds": expires_in_seconds,
+        }
+        response = await self.execute(
+            query=query, operation_name="CreateToken", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CreateToken.model_validate(data)
+
+    async def decide_result(
+        self,
+        task_id: str,
+        decision: Decision,
+        verdicts: Union[Optional[list[VerdictInput]], UnsetType] = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> DecideResult:
+        query = gql("""
+            mutation DecideResult($task_id: ID!, $decision: Decision!, $verdicts: [VerdictInput!], $reason: String, $expected_version: Int) {
+              decide_result(
+                task_id: $task_id
+                decision: $decision
+                verdicts: $verdicts
+                reason: $reason
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "decision": decision,
+            "verdicts": verdicts,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="DecideResult", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return DecideResult.model_validate(data)
+
+    async def delete_gate_rule(self, id: str, **kwargs: Any) -> DeleteGateRule:
+        query = gql("""
+            mutation DeleteGateRule($id: ID!) {
+              delete_gate_rule(id: $id)
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="DeleteGateRule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return DeleteGateRule.model_validate(data)
+
+    async def delete_result_rule(self, id: str, **kwargs: Any) -> DeleteResultRule:
+        query = gql("""
+            mutation DeleteResultRule($id: ID!) {
+              delete_result_rule(id: $id)
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query,
+            operation_name="DeleteResultRule",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return DeleteResultRule.model_validate(data)
+
+    async def delete_schedule(self, id: str, **kwargs: Any) -> DeleteSchedule:
+        query = gql("""
+            mutation DeleteSchedule($id: ID!) {
+              delete_schedule(id: $id)
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="DeleteSchedule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return DeleteSchedule.model_validate(data)
+
+    async def deny_task(
+        self,
+        task_id: str,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> DenyTask:
+        query = gql("""
+            mutation DenyTask($task_id: ID!, $reason: String, $expected_version: Int) {
+              deny_task(
+                task_id: $task_id
+                reason: $reason
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="DenyTask", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return DenyTask.model_validate(data)
+
+    async def hand_back(
+        self,
+        task_id: str,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        checkpoint: Union[Optional[CheckpointInput], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> HandBack:
+        query = gql("""
+            mutation HandBack($task_id: ID!, $reason: String, $checkpoint: CheckpointInput, $expected_version: Int) {
+              hand_back(
+                task_id: $task_id
+                reason: $reason
+                checkpoint: $checkpoint
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "reason": reason,
+            "checkpoint": checkpoint,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="HandBack", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return HandBack.model_validate(data)
+
+    async def handoff(self, input: HandoffInput, **kwargs: Any) -> Handoff:
+        query = gql("""
+            mutation Handoff($input: HandoffInput!) {
+              handoff(input: $input) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="Handoff", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Handoff.model_validate(data)
+
+    async def pause_schedule(self, id: str, **kwargs: Any) -> PauseSchedule:
+        query = gql("""
+            mutation PauseSchedule($id: ID!) {
+              pause_schedule(id: $id) {
+                ...ScheduleFields
+              }
+            }
+
+            fragment ScheduleFields on Schedule {
+              id
+              project
+              owner
+              version
+              assignee
+              capability {
+                kind
+                name
+              }
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              display_title
+              turn_budget
+              cron
+              every_seconds
+              timezone
+              starts_at
+              ends_at
+              catch_up
+              paused
+              next_run_at
+              last_run_at
+              last_task_id
+              runs
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="PauseSchedule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return PauseSchedule.model_validate(data)
+
+    async def register_agent(
+        self,
+        name: str,
+        capabilities: Union[Optional[list[CapabilityInput]], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> RegisterAgent:
+        query = gql("""
+            mutation RegisterAgent($name: String!, $capabilities: [CapabilityInput!]) {
+              register_agent(name: $name, capabilities: $capabilities) {
+                agent_id
+                token
+              }
+            }
+            """)
+        variables: dict[str, object] = {"name": name, "capabilities": capabilities}
+        response = await self.execute(
+            query=query, operation_name="RegisterAgent", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return RegisterAgent.model_validate(data)
+
+    async def remove_project_member(
+        self, project: str, handle: str, **kwargs: Any
+    ) -> RemoveProjectMember:
+        query = gql("""
+            mutation RemoveProjectMember($project: String!, $handle: String!) {
+              remove_project_member(project: $project, handle: $handle)
+            }
+            """)
+        variables: dict[str, object] = {"project": project, "handle": handle}
+        response = await self.execute(
+            query=query,
+            operation_name="RemoveProjectMember",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return RemoveProjectMember.model_validate(data)
+
+    async def request_capability(
+        self, input: RequestCapabilityInput, **kwargs: Any
+    ) -> RequestCapability:
+        query = gql("""
+            mutation RequestCapability($input: RequestCapabilityInput!) {
+              request_capability(input: $input) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query,
+            operation_name="RequestCapability",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return RequestCapability.model_validate(data)
+
+    async def reroute(
+        self,
+        task_id: str,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        capability: Union[Optional[CapabilityInput], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> Reroute:
+        query = gql("""
+            mutation Reroute($task_id: ID!, $assignee: String, $capability: CapabilityInput, $expected_version: Int) {
+              reroute(
+                task_id: $task_id
+                assignee: $assignee
+                capability: $capability
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "assignee": assignee,
+            "capability": capability,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="Reroute", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Reroute.model_validate(data)
+
+    async def resume_run(
+        self,
+        task_id: str,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> ResumeRun:
+        query = gql("""
+            mutation ResumeRun($task_id: ID!, $expected_version: Int) {
+              resume_run(task_id: $task_id, expected_version: $expected_version) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="ResumeRun", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ResumeRun.model_validate(data)
+
+    async def resume_schedule(self, id: str, **kwargs: Any) -> ResumeSchedule:
+        query = gql("""
+            mutation ResumeSchedule($id: ID!) {
+              resume_schedule(id: $id) {
+                ...ScheduleFields
+              }
+            }
+
+            fragment ScheduleFields on Schedule {
+              id
+              project
+              owner
+              version
+              assignee
+              capability {
+                kind
+                name
+              }
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              display_title
+              turn_budget
+              cron
+              every_seconds
+              timezone
+              starts_at
+              ends_at
+              catch_up
+              paused
+              next_run_at
+              last_run_at
+              last_task_id
+              runs
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="ResumeSchedule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ResumeSchedule.model_validate(data)
+
+    async def return_result(
+        self,
+        task_id: str,
+        result: ResultInput,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> ReturnResult:
+        query = gql("""
+            mutation ReturnResult($task_id: ID!, $result: ResultInput!, $expected_version: Int) {
+              return_result(
+                task_id: $task_id
+                result: $result
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "result": result,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="ReturnResult", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ReturnResult.model_validate(data)
+
+    async def revoke_token(self, id: str, **kwargs: Any) -> RevokeToken:
+        query = gql("""
+            mutation RevokeToken($id: ID!) {
+              revoke_token(id: $id) {
+                id
+                principal
+                label
+                created_at
+                last_used_at
+                expires_at
+                revoked_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="RevokeToken", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return RevokeToken.model_validate(data)
+
+    async def run_schedule_now(self, id: str, **kwargs: Any) -> RunScheduleNow:
+        query = gql("""
+            mutation RunScheduleNow($id: ID!) {
+              run_schedule_now(id: $id) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="RunScheduleNow", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return RunScheduleNow.model_validate(data)
+
+    async def save_checkpoint(
+        self,
+        task_id: str,
+        checkpoint: CheckpointInput,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> SaveCheckpoint:
+        query = gql("""
+            mutation SaveCheckpoint($task_id: ID!, $checkpoint: CheckpointInput!, $expected_version: Int) {
+              save_checkpoint(
+                task_id: $task_id
+                checkpoint: $checkpoint
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "checkpoint": checkpoint,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="SaveCheckpoint", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return SaveCheckpoint.model_validate(data)
+
+    async def set_gate_rule(self, input: GateRuleInput, **kwargs: Any) -> SetGateRule:
+        query = gql("""
+            mutation SetGateRule($input: GateRuleInput!) {
+              set_gate_rule(input: $input) {
+                id
+                owner
+                effect
+                priority
+                project
+                requester_owner
+                requester_agent
+                deliverable_type
+                capability_kind
+                created_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="SetGateRule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return SetGateRule.model_validate(data)
+
+    async def set_result_rule(
+        self, input: ResultRuleInput, **kwargs: Any
+    ) -> SetResultRule:
+        query = gql("""
+            mutation SetResultRule($input: ResultRuleInput!) {
+              set_result_rule(input: $input) {
+                id
+                owner
+                policy
+                project
+                assignee
+                deliverable_type
+                created_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="SetResultRule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return SetResultRule.model_validate(data)
+
+    async def start_task(
+        self,
+        task_id: str,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> StartTask:
+        query = gql("""
+            mutation StartTask($task_id: ID!, $expected_version: Int) {
+              start_task(task_id: $task_id, expected_version: $expected_version) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="StartTask", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return StartTask.model_validate(data)
+
+    async def stop_run(
+        self,
+        task_id: str,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> StopRun:
+        query = gql("""
+            mutation StopRun($task_id: ID!, $reason: String, $expected_version: Int) {
+              stop_run(
+                task_id: $task_id
+                reason: $reason
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="StopRun", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return StopRun.model_validate(data)
+
+    async def update_schedule(
+        self, id: str, input: ScheduleInput, **kwargs: Any
+    ) -> UpdateSchedule:
+        query = gql("""
+            mutation UpdateSchedule($id: ID!, $input: ScheduleInput!) {
+              update_schedule(id: $id, input: $input) {
+                ...ScheduleFields
+              }
+            }
+
+            fragment ScheduleFields on Schedule {
+              id
+              project
+              owner
+              version
+              assignee
+              capability {
+                kind
+                name
+              }
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              display_title
+              turn_budget
+              cron
+              every_seconds
+              timezone
+              starts_at
+              ends_at
+              catch_up
+              paused
+              next_run_at
+              last_run_at
+              last_task_id
+              runs
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"id": id, "input": input}
+        response = await self.execute(
+            query=query, operation_name="UpdateSchedule", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return UpdateSchedule.model_validate(data)
+
+    async def wait_on(
+        self,
+        task_id: str,
+        on: WaitOn,
+        question: Union[Optional[str], UnsetType] = UNSET,
+        agent: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> WaitOn:
+        query = gql("""
+            mutation WaitOn($task_id: ID!, $on: WaitOn!, $question: String, $agent: String, $expected_version: Int) {
+              wait_on(
+                task_id: $task_id
+                on: $on
+                question: $question
+                agent: $agent
+                expected_version: $expected_version
+              ) {
+                ...TaskDetail
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "on": on,
+            "question": question,
+            "agent": agent,
+            "expected_version": expected_version,
+        }
+        response = await self.execute(
+            query=query, operation_name="WaitOn", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return WaitOn.model_validate(data)
+
+    async def allowed_moves(self, **kwargs: Any) -> AllowedMoves:
+        query = gql("""
+            query AllowedMoves {
+              allowed_moves {
+                from
+                to
+                verbs
+                actor
+                note
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="AllowedMoves", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return AllowedMoves.model_validate(data)
+
+    async def me(self, **kwargs: Any) -> Me:
+        query = gql("""
+            query Me {
+              me {
+                kind
+                id
+                owner
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="Me", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Me.model_validate(data)
+
+    async def schedules(
+        self, project: Union[Optional[str], UnsetType] = UNSET, **kwargs: Any
+    ) -> Schedules:
+        query = gql("""
+            query Schedules($project: String) {
+              schedules(project: $project) {
+                ...ScheduleFields
+              }
+            }
+
+            fragment ScheduleFields on Schedule {
+              id
+              project
+              owner
+              version
+              assignee
+              capability {
+                kind
+                name
+              }
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              display_title
+              turn_budget
+              cron
+              every_seconds
+              timezone
+              starts_at
+              ends_at
+              catch_up
+              paused
+              next_run_at
+              last_run_at
+              last_task_id
+              runs
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"project": project}
+        response = await self.execute(
+            query=query, operation_name="Schedules", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Schedules.model_validate(data)
+
+    async def task(self, id: str, **kwargs: Any) -> Task:
+        query = gql("""
+            query Task($id: ID!) {
+              task(id: $id) {
+                ...TaskDetail
+                parent {
+                  id
+                  state
+                }
+                children {
+                  id
+                  state
+                }
+                dependencies {
+                  id
+                  state
+                }
+                checkpoints {
+                  id
+                  task_id
+                  checkpoint {
+                    progress
+                    decisions
+                    files_touched
+                    next_steps
+                    open_questions
+                    needs_answer
+                  }
+                  sha256
+                  agent
+                  handed_back
+                  created_at
+                }
+                results {
+                  ...ResultFields
+                }
+                events {
+                  ...EventFields
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment EventFields on TaskEvent {
+              cursor
+              seq
+              kind
+              task_id
+              project
+              from_state
+              to_state
+              waiting_on
+              verb
+              actor
+              at
+              version
+              note
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="Task", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Task.model_validate(data)
+
+    async def task_events(
+        self,
+        task_id: Union[Optional[str], UnsetType] = UNSET,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        first: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> TaskEvents:
+        query = gql("""
+            query TaskEvents($task_id: ID, $project: String, $after: String, $first: Int = 50) {
+              task_events(task_id: $task_id, project: $project, after: $after, first: $first) {
+                total_count
+                page_info {
+                  has_next_page
+                  end_cursor
+                }
+                edges {
+                  cursor
+                  node {
+                    ...EventFields
+                    task {
+                      id
+                      state
+                      version
+                    }
+                  }
+                }
+              }
+            }
+
+            fragment EventFields on TaskEvent {
+              cursor
+              seq
+              kind
+              task_id
+              project
+              from_state
+              to_state
+              waiting_on
+              verb
+              actor
+              at
+              version
+              note
+            }
+            """)
+        variables: dict[str, object] = {
+            "task_id": task_id,
+            "project": project,
+            "after": after,
+            "first": first,
+        }
+        response = await self.execute(
+            query=query, operation_name="TaskEvents", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return TaskEvents.model_validate(data)
+
+    async def task_states(self, **kwargs: Any) -> TaskStates:
+        query = gql("""
+            query TaskStates {
+              task_states {
+                name
+                description
+                terminal
+                moves_to
+                reached_from
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="TaskStates", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return TaskStates.model_validate(data)
+
+    async def tasks(
+        self,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        state: Union[Optional[TaskState], UnsetType] = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        requester: Union[Optional[str], UnsetType] = UNSET,
+        parent_task_id: Union[Optional[str], UnsetType] = UNSET,
+        first: Union[Optional[int], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> Tasks:
+        query = gql("""
+            query Tasks($project: String, $state: TaskState, $assignee: String, $requester: String, $parent_task_id: ID, $first: Int = 50, $after: String) {
+              tasks(
+                project: $project
+                state: $state
+                assignee: $assignee
+                requester: $requester
+                parent_task_id: $parent_task_id
+                first: $first
+                after: $after
+              ) {
+                total_count
+                page_info {
+                  has_next_page
+                  end_cursor
+                }
+                edges {
+                  cursor
+                  node {
+                    ...TaskDetail
+                  }
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "project": project,
+            "state": state,
+            "assignee": assignee,
+            "requester": requester,
+            "parent_task_id": parent_task_id,
+            "first": first,
+            "after": after,
+        }
+        response = await self.execute(
+            query=query, operation_name="Tasks", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Tasks.model_validate(data)
+
+    async def tokens(self, **kwargs: Any) -> Tokens:
+        query = gql("""
+            query Tokens {
+              tokens {
+                id
+                principal
+                label
+                created_at
+                last_used_at
+                expires_at
+                revoked_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="Tokens", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Tokens.model_validate(data)
+
+    async def on_task_events(
+        self,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        task_id: Union[Optional[str], UnsetType] = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AsyncIterator[OnTaskEvents]:
+        query = gql("""
+            subscription OnTaskEvents($project: String, $task_id: ID, $assignee: String, $after: String) {
+              task_events(
+                project: $project
+                task_id: $task_id
+                assignee: $assignee
+                after: $after
+              ) {
+                ...EventFields
+                task {
+                  ...TaskFields
+                  version
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment EventFields on TaskEvent {
+              cursor
+              seq
+              kind
+              task_id
+              project
+              from_state
+              to_state
+              waiting_on
+              verb
+              actor
+              at
+              version
+              note
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "project": project,
+            "task_id": task_id,
+            "assignee": assignee,
+            "after": after,
+        }
+        async for data in self.execute_ws(
+            query=query, operation_name="OnTaskEvents", variables=variables, **kwargs
+        ):
+            yield OnTaskEvents.model_validate(data)

@@ -1,0 +1,5 @@
+from .base_model import BaseModel
+
+
+class DeleteGateRule(BaseModel):
+    delete_gate_rule: bool

@@ -1,0 +1,5 @@
+from .base_model import BaseModel
+
+
+class DeleteSchedule(BaseModel):
+    delete_schedule: bool

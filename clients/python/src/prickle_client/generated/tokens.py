@@ -1,0 +1,20 @@
+from typing import Optional
+
+from .base_model import BaseModel
+
+
+class Tokens(BaseModel):
+    tokens: list["TokensTokens"]
+
+
+class TokensTokens(BaseModel):
+    id: str
+    principal: str
+    label: Optional[str]
+    created_at: str
+    last_used_at: Optional[str]
+    expires_at: Optional[str]
+    revoked_at: Optional[str]
+
+
+Tokens.model_rebuild()
