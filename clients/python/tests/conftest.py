@@ -6,7 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prickle_client import Client
 from harness import Server, running
+
+
+HELPER_OFFERS = {"kind": "repo", "name": "prickle"}
 
 
 @dataclass
@@ -21,6 +25,9 @@ class Cast:
     def url(self) -> str:
         return self.server.url
 
+    def client(self, who: str) -> Client:
+        return Client(self.url, self.tokens[who])
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
@@ -33,7 +40,9 @@ def cast(server: Server) -> Cast:
     tokens = {who: server.token(who) for who in ("alice", "bob", "carol")}
     for owner, name in (("alice", "planner"), ("bob", "coder"), ("carol", "spy")):
         tokens[f"{owner}/{name}"] = server.register(tokens[owner], name)
+    tokens["bob/helper"] = server.register(tokens["bob"], "helper", [HELPER_OFFERS])
     server.allow(tokens["bob"], "alice")
+    server.review_results(tokens["alice"], "review")
     return Cast(server, tokens)
 
 

@@ -97,9 +97,20 @@ class Server:
         assert not answer.get("errors"), answer
         return dict(answer["data"])
 
-    def register(self, owner_token: str, name: str) -> str:
-        query = "mutation($n: String!) { register_agent(name: $n) { token } }"
-        return str(self.data(query, {"n": name}, owner_token)["register_agent"]["token"])
+    def register(
+        self, owner_token: str, name: str, capabilities: list[dict[str, str]] | None = None
+    ) -> str:
+        query = (
+            "mutation($n: String!, $c: [CapabilityInput!]) "
+            "{ register_agent(name: $n, capabilities: $c) { token } }"
+        )
+        variables = {"n": name, "c": capabilities}
+        return str(self.data(query, variables, owner_token)["register_agent"]["token"])
+
+    def review_results(self, owner_token: str, project: str) -> None:
+        """The owner's result rule: results in `project` wait for its approval."""
+        query = "mutation($i: ResultRuleInput!) { set_result_rule(input: $i) { id } }"
+        self.data(query, {"i": {"policy": "require_approval", "project": project}}, owner_token)
 
     def allow(self, owner_token: str, requester_owner: str) -> None:
         """The owner's gate lets `requester_owner`'s agents hand its agents tasks."""

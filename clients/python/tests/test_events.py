@@ -1,0 +1,68 @@
+"""`AsyncClient.events`: across a server restart, nothing missed and nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from conftest import packet
+from harness import Server, running
+from prickle_client import AsyncClient, Event
+
+
+@pytest.fixture
+def restartable(tmp_path: object) -> Iterator[Server]:
+    with running(tmp_path, "--rate-limit", "0") as server:  # type: ignore[arg-type]
+        yield server
+
+
+async def all_events(client: AsyncClient, project: str) -> list[int]:
+    """The seqs of the project's whole log, read with the task_events query."""
+    seqs: list[int] = []
+    after: str | None = None
+    while True:
+        page = await client.task_events(project=project, after=after, first=100)
+        if not page:
+            return seqs
+        seqs += [event.seq for event in page]
+        after = page[-1].cursor
+
+
+async def wait_for(received: list[Event], count: int) -> None:
+    async with asyncio.timeout(30):
+        while len(received) < count:
+            await asyncio.sleep(0.05)
+
+
+async def test_the_stream_resumes_after_a_restart(restartable: Server) -> None:
+    server = restartable
+    token = server.owner_token
+    server.register(token, "worker")
+    received: list[Event] = []
+    async with AsyncClient(server.url, token) as owner:
+        stream = owner.events(project="live")
+
+        async def follow() -> None:
+            async for event in stream:
+                received.append(event)
+
+        follower = asyncio.create_task(follow())
+        await asyncio.sleep(0.5)  # subscribed
+        for _ in range(3):
+            await owner.handoff("live", "admin/worker", packet(), display_title="before")
+        await wait_for(received, len(await all_events(owner, "live")))
+
+        server.stop()
+        await asyncio.sleep(0.5)  # the stream is now reconnecting
+        await asyncio.to_thread(server.start, "--rate-limit", "0")
+        for _ in range(3):  # made before the stream is back: replayed from its cursor
+            await owner.handoff("live", "admin/worker", packet(), display_title="after")
+        logged = await all_events(owner, "live")
+        await wait_for(received, len(logged))
+        await asyncio.sleep(0.5)  # nothing more comes
+        follower.cancel()
+
+    seqs = [event.seq for event in received]
+    assert seqs == logged and len(set(seqs)) == len(seqs)
+    assert stream.reconnections >= 1 and stream.cursor == received[-1].cursor
