@@ -88,7 +88,9 @@ def sync_client(source: str) -> str:
     ]
     body = [_method(m) for m in methods]
     used = {n.id for m in methods for n in ast.walk(m.args) if isinstance(n, ast.Name)}
-    used |= {n.id for m in methods if m.returns for n in ast.walk(m.returns) if isinstance(n, ast.Name)}
+    used |= {
+        n.id for m in methods if m.returns for n in ast.walk(m.returns) if isinstance(n, ast.Name)
+    }
     imports = _imports(module, used | {"Iterator"})
     return "\n".join(
         [
@@ -142,7 +144,7 @@ def _method(method: ast.AsyncFunctionDef) -> str:
     params += [_param(a, d) for a, d in _with_defaults(args.args[1:], args.defaults)]
     if args.kwonlyargs:
         params.append("*")
-        params += [_param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+        params += [_param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
     passed = [a.arg for a in args.args[1:]] + [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
     returns = ast.unparse(method.returns) if method.returns else "None"
     call = f"self._client.{method.name}({', '.join(passed)})"
@@ -151,7 +153,12 @@ def _method(method: ast.AsyncFunctionDef) -> str:
         result = f"return self._iterate({call})"
     else:
         result = f"return self._run({call})"
-    lines = ["", f"    def {method.name}(", *(f"        {p}," for p in params), f"    ) -> {returns}:"]
+    lines = [
+        "",
+        f"    def {method.name}(",
+        *(f"        {p}," for p in params),
+        f"    ) -> {returns}:",
+    ]
     doc = ast.get_docstring(method)
     if doc:
         lines += _docstring(doc)
@@ -162,7 +169,7 @@ def _with_defaults(
     positional: list[ast.arg], defaults: list[ast.expr]
 ) -> list[tuple[ast.arg, ast.expr | None]]:
     padded: list[ast.expr | None] = [None] * (len(positional) - len(defaults))
-    return list(zip(positional, [*padded, *defaults]))
+    return list(zip(positional, [*padded, *defaults], strict=True))
 
 
 def _param(arg: ast.arg, default: ast.expr | None) -> str:
@@ -174,7 +181,11 @@ def _docstring(doc: str) -> list[str]:
     lines = doc.splitlines()
     if len(lines) == 1:
         return [f'        """{lines[0]}"""']
-    return [f'        """{lines[0]}', *(f"        {line}".rstrip() for line in lines[1:]), '        """']
+    return [
+        f'        """{lines[0]}',
+        *(f"        {line}".rstrip() for line in lines[1:]),
+        '        """',
+    ]
 
 
 if __name__ == "__main__":

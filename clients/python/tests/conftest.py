@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prickle_client import Client
 from harness import Server, running
-
+from prickle_client import Client
 
 HELPER_OFFERS = {"kind": "repo", "name": "prickle"}
 

@@ -72,7 +72,9 @@ class Server:
                     break
             except httpx.TransportError:
                 time.sleep(0.1)
-        found = re.search(r"^owner token for \S+:\n(\S+)$", (self.logs / "stdout").read_text(), re.M)
+        found = re.search(
+            r"^owner token for \S+:\n(\S+)$", (self.logs / "stdout").read_text(), re.M
+        )
         if found and not self.owner_token:
             self.owner_token = found.group(1)
 

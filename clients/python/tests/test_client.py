@@ -66,9 +66,7 @@ def test_the_whole_run_accept_start_checkpoint_return(planner: Client, coder: Cl
     task = coder.start_task(task.id, expected_version=task.version)
     assert task.state is TaskState.working
     task = coder.save_checkpoint(task.id, {"progress": "half", "next_steps": ["the rest"]})
-    assert task.latest_checkpoint is not None and task.latest_checkpoint.next_steps == [
-        "the rest"
-    ]
+    assert task.latest_checkpoint is not None and task.latest_checkpoint.next_steps == ["the rest"]
     done = coder.return_result(task.id, result(submission_id="s-1"))
     assert done.state is TaskState.completed
     assert done.result is not None and done.result.submission_id == "s-1"

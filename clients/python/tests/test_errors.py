@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -87,9 +88,9 @@ def test_query_too_complex_for_a_body_over_a_megabyte(planner: Client) -> None:
 
 
 def test_internal_for_an_answer_that_is_no_graphql(cast: Cast) -> None:
-    with Client(cast.url.replace("/graphql", "/board/nothing"), "t") as lost:
-        with pytest.raises(Internal):
-            lost.me()
+    lost = Client(cast.url.replace("/graphql", "/board/nothing"), "t")
+    with lost, pytest.raises(Internal):
+        lost.me()
     unknown = from_graphql({"message": "?", "extensions": {"code": "something_new"}})
     assert type(unknown) is Internal and isinstance(unknown, PrickleError)
 
@@ -97,16 +98,14 @@ def test_internal_for_an_answer_that_is_no_graphql(cast: Cast) -> None:
 def test_rate_limited_carries_retry_after(tmp_path_factory: pytest.TempPathFactory) -> None:
     with running(tmp_path_factory.mktemp("limited"), "--rate-limit", "1") as server:
         tokens = {who: server.token(who) for who in ("alice", "bob")}
-        with Client(server.url, tokens["alice"]) as alice:
-            with pytest.raises(RateLimited) as refused:
-                for _ in range(10):
-                    try_handoff(alice)
+        alice = Client(server.url, tokens["alice"])
+        with alice, pytest.raises(RateLimited) as refused:
+            for _ in range(10):
+                try_handoff(alice)
     assert refused.value.retry_after is not None and refused.value.retry_after > 0
 
 
 def try_handoff(client: Client) -> None:
     """A mutation that counts against the limit (refused with not_found when it runs)."""
-    try:
+    with contextlib.suppress(NotFound):
         client.handoff("apps", "bob/nobody", packet())
-    except NotFound:
-        pass

@@ -7,7 +7,6 @@ import importlib
 import sys
 from pathlib import Path
 
-
 HERE = Path(__file__).resolve().parents[1]
 PACKAGE = HERE / "src" / "prickle_client"
 GENERATED = ("generated", "_sync.py", "shapes")

@@ -10,13 +10,15 @@ queries, and the verbs that carry an idempotency key (handoff and request_capabi
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, TypeVar, cast
 
 import httpx
 
+from ._transport import Transport, http_client, ws_url
 from .events import EventStream
+from .generated.async_base_client import HttpClient
 from .generated.enums import Decision, TaskState, WaitOn
 from .generated.fragments import EventFields, TaskDetail
 from .generated.input_types import (
@@ -31,7 +33,6 @@ from .generated.input_types import (
 from .generated.me import MeMe
 from .generated.on_task_events import OnTaskEventsTaskEvents
 from .generated.tasks import TasksTasks
-from ._transport import Transport, http_client, ws_url
 
 T = TypeVar("T")
 Task = TaskDetail
@@ -51,7 +52,7 @@ class AsyncClient:
         self._http = http_client(token, timeout)
         self._api = Transport(
             url=url,
-            http_client=self._http,
+            http_client=cast(HttpClient, self._http),
             ws_url=ws_url(url),
             ws_connection_init_payload={"Authorization": f"Bearer {token}"},
         )
@@ -191,7 +192,10 @@ class AsyncClient:
         """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
         which = WaitOn(on)
         call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
-        return (await self._call(call, False)).wait_on
+        # The generated client's module names both the WaitOn enum and the WaitOn operation's
+        # response model; the call returns the latter.
+        done: Any = await self._call(call, False)
+        return cast(Task, done.wait_on)
 
     async def answer(
         self, task_id: str, answer: str, *, expected_version: int | None = None
@@ -247,9 +251,7 @@ class AsyncClient:
     ) -> Task:
         which = Decision(decision)
         given = None if verdicts is None else [VerdictInput.model_validate(v) for v in verdicts]
-        call = partial(self._api.decide_result,
-            task_id, which, given, reason, expected_version
-        )
+        call = partial(self._api.decide_result, task_id, which, given, reason, expected_version)
         return (await self._call(call, False)).decide_result
 
     async def cancel_task(
@@ -280,8 +282,8 @@ class AsyncClient:
     ) -> TaskPage:
         """One page of visible tasks, oldest first (`page_info.end_cursor` for the next)."""
         which = None if state is None else TaskState(state)
-        call = partial(self._api.tasks,
-            project, which, assignee, requester, parent_task_id, first, after
+        call = partial(
+            self._api.tasks, project, which, assignee, requester, parent_task_id, first, after
         )
         return (await self._call(call, True)).tasks
 
