@@ -1,12 +1,12 @@
 """Generate prickle_client's generated layer from the server's schema and documents.
 
-    python generate.py            # rewrite src/prickle_client/{generated/,_sync.py,shapes/}
+    python generate.py            # rewrite src/prickle_client/{generated/,_sync.py,schemas/}
     python generate.py DIRECTORY  # the same files under DIRECTORY (tests/test_generated.py)
 
 - generated/: ariadne-codegen, configured by [tool.ariadne-codegen] in pyproject.toml, from
   ../../schema.graphql and the operation documents in ../../graphql/;
 - _sync.py: the blocking `Client`, one method per public method of `AsyncClient`;
-- shapes/task.schema.json: the protocol's task object (the MCP tools' input schemas), copied
+- schemas/task.schema.json: the protocol's task object (the MCP tools' input schemas), copied
   from the server's source tree as a file: the client never imports the server.
 """
 
@@ -46,8 +46,8 @@ def generate(target: Path) -> None:
     with tempfile.TemporaryDirectory() as documents:
         config["queries_path"] = typed_documents(Path(config["queries_path"]), Path(documents))
         ariadne_client({"tool": {"ariadne-codegen": config}})
-    (target / "shapes").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(TASK_SCHEMA, target / "shapes" / "task.schema.json")
+    (target / "schemas").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TASK_SCHEMA, target / "schemas" / "task.schema.json")
     (target / "_sync.py").write_text(sync_client((PACKAGE / "_async.py").read_text()))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 PACKAGE = HERE / "src" / "prickle_client"
-GENERATED = ("generated", "_sync.py", "shapes")
+GENERATED = ("generated", "_sync.py", "schemas")
 
 
 def files(root: Path) -> dict[str, str]:
