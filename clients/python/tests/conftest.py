@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,17 @@ class Cast:
         return Client(self.url, self.tokens[who])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running(tmp_path_factory.mktemp("server"), "--rate-limit", "0") as started:
         yield started
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cast(server: Server) -> Cast:
-    tokens = {who: server.token(who) for who in ("alice", "bob", "carol")}
+    people = ("alice", "bob", "carol")
+    with ThreadPoolExecutor() as pool:
+        tokens = dict(zip(people, pool.map(server.token, people), strict=True))
     for owner, name in (("alice", "planner"), ("bob", "coder"), ("carol", "spy")):
         tokens[f"{owner}/{name}"] = server.register(tokens[owner], name)
     tokens["bob/helper"] = server.register(tokens["bob"], "helper", [HELPER_OFFERS])
