@@ -260,6 +260,14 @@ class AsyncClient:
         call = partial(self._api.cancel_task, task_id, reason, expected_version)
         return (await self._call(call, False)).cancel_task
 
+    # any document
+
+    async def execute(self, document: str, variables: dict[str, Any] | None = None) -> Any:
+        """`data` of any GraphQL document (e.g. the owner's administration, which has no
+        method here); errors raise as for the methods. Never retried."""
+        response = await self._api.execute(document, variables=variables)
+        return self._api.get_data(response)
+
     # queries
 
     async def me(self) -> Principal:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 from .generated.enums import Decision, TaskState, WaitOn
 from .generated.fragments import EventFields
 from .generated.input_types import CapabilityInput, CheckpointInput, PacketInput, ResultInput, VerdictInput
@@ -180,6 +181,16 @@ class Client(SyncBase):
         expected_version: int | None = None,
     ) -> Task:
         return self._run(self._client.cancel_task(task_id, reason, expected_version=expected_version))
+
+    def execute(
+        self,
+        document: str,
+        variables: dict[str, Any] | None = None,
+    ) -> Any:
+        """`data` of any GraphQL document (e.g. the owner's administration, which has no
+        method here); errors raise as for the methods. Never retried.
+        """
+        return self._run(self._client.execute(document, variables))
 
     def me(
         self,
