@@ -18,8 +18,12 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+except ModuleNotFoundError as missing:  # the client installed without its `mcp` extra
+    message = "prickle-mcp needs the MCP SDK: pip install 'prickle-client[mcp]'"
+    raise ModuleNotFoundError(message) from missing
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from . import shapes
