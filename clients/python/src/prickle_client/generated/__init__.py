@@ -40,6 +40,8 @@ from .enums import (
     WaitingOn,
     WaitOn,
 )
+from .erase_agent import EraseAgent, EraseAgentEraseAgent
+from .erase_person import ErasePerson, ErasePersonErasePerson
 from .exceptions import (
     GraphQLClientError,
     GraphQLClientGraphQLError,
@@ -109,6 +111,7 @@ from .on_task_events import (
     OnTaskEventsTaskEventsTask,
 )
 from .pause_schedule import PauseSchedule, PauseSchedulePauseSchedule
+from .principal import Principal, PrincipalPrincipal, PrincipalPrincipalCapabilities
 from .register_agent import RegisterAgent, RegisterAgentRegisterAgent
 from .remove_project_member import RemoveProjectMember
 from .request_capability import RequestCapability, RequestCapabilityRequestCapability
@@ -191,6 +194,10 @@ __all__ = [
     "DeliverableType",
     "DenyTask",
     "DenyTaskDenyTask",
+    "EraseAgent",
+    "EraseAgentEraseAgent",
+    "ErasePerson",
+    "ErasePersonErasePerson",
     "EventFields",
     "EventKind",
     "EvidenceInput",
@@ -217,6 +224,9 @@ __all__ = [
     "PacketInput",
     "PauseSchedule",
     "PauseSchedulePauseSchedule",
+    "Principal",
+    "PrincipalPrincipal",
+    "PrincipalPrincipalCapabilities",
     "Provenance",
     "ProvenanceStatus",
     "RegisterAgent",

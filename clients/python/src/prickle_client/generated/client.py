@@ -17,6 +17,8 @@ from .delete_result_rule import DeleteResultRule
 from .delete_schedule import DeleteSchedule
 from .deny_task import DenyTask
 from .enums import Decision, TaskState, WaitOn
+from .erase_agent import EraseAgent
+from .erase_person import ErasePerson
 from .hand_back import HandBack
 from .handoff import Handoff
 from .input_types import (
@@ -33,6 +35,7 @@ from .input_types import (
 from .me import Me
 from .on_task_events import OnTaskEvents
 from .pause_schedule import PauseSchedule
+from .principal import Principal
 from .register_agent import RegisterAgent
 from .remove_project_member import RemoveProjectMember
 from .request_capability import RequestCapability
@@ -1413,6 +1416,42 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return DenyTask.model_validate(data)
+
+    async def erase_agent(self, agent_id: str, **kwargs: Any) -> EraseAgent:
+        query = gql("""
+            mutation EraseAgent($agent_id: String!) {
+              erase_agent(agent_id: $agent_id) {
+                principal
+                erased_at
+                tokens_revoked
+                tasks_marked
+              }
+            }
+            """)
+        variables: dict[str, object] = {"agent_id": agent_id}
+        response = await self.execute(
+            query=query, operation_name="EraseAgent", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return EraseAgent.model_validate(data)
+
+    async def erase_person(self, handle: str, **kwargs: Any) -> ErasePerson:
+        query = gql("""
+            mutation ErasePerson($handle: String!) {
+              erase_person(handle: $handle) {
+                principal
+                erased_at
+                tokens_revoked
+                tasks_marked
+              }
+            }
+            """)
+        variables: dict[str, object] = {"handle": handle}
+        response = await self.execute(
+            query=query, operation_name="ErasePerson", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ErasePerson.model_validate(data)
 
     async def hand_back(
         self,
@@ -3882,6 +3921,29 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return Me.model_validate(data)
+
+    async def principal(self, id: str, **kwargs: Any) -> Principal:
+        query = gql("""
+            query Principal($id: String!) {
+              principal(id: $id) {
+                kind
+                id
+                owner
+                capabilities {
+                  kind
+                  name
+                }
+                erased
+                created_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="Principal", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Principal.model_validate(data)
 
     async def schedules(
         self, project: Union[Optional[str], UnsetType] = UNSET, **kwargs: Any
