@@ -23,26 +23,25 @@ UNKNOWN = "unknown"
 class Observed(SchemaExtension):
     """Counts and times each query and mutation, and each open subscription."""
 
+    _subscribed = False
+
     def on_operation(self) -> Iterator[None]:
-        context = self.execution_context
+        """The whole request; for a subscription, as long as it streams."""
         began = time.perf_counter()
         try:
             yield
         finally:
-            if _kind(context) != OperationType.SUBSCRIPTION.value:
+            if self._subscribed:
+                metrics.SUBSCRIPTIONS.dec()
+                self._note([name for _, name in _selected(self.execution_context)], None)
+            else:
                 self._record(time.perf_counter() - began)
-        # a subscription's operation lasts as long as it streams: see on_execute
 
     def on_execute(self) -> Iterator[None]:
-        if self.execution_context.operation_type != OperationType.SUBSCRIPTION:
-            yield
-            return
-        metrics.SUBSCRIPTIONS.inc()
-        try:
-            yield
-        finally:
-            metrics.SUBSCRIPTIONS.dec()
-            self._note([name for _, name in _selected(self.execution_context)], None)
+        if _kind(self.execution_context) == OperationType.SUBSCRIPTION.value:
+            self._subscribed = True
+            metrics.SUBSCRIPTIONS.inc()
+        yield
 
     def _record(self, seconds: float) -> None:
         context = self.execution_context
