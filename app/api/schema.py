@@ -33,6 +33,7 @@ from app.api.queries import Query
 from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
 from app.observability.graphql import Observed
+from app.observability.tracing import schema_extensions
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000
@@ -103,6 +104,7 @@ schema = PrickleSchema(
         shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
         shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
         Observed,  # metrics and the request's log line (app/observability)
+        *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
     ],
 )
 

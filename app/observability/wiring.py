@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from app.api.ws import close_every_connection
 from app.events.hub import Hub
-from app.observability import drain, metrics
+from app.observability import drain, metrics, tracing
 from app.observability.requests import RequestLog
 from app.observability.settings import ACCESS_LOG
 from app.service.database import Store
@@ -22,7 +22,11 @@ from app.service.database import Store
 def middleware() -> list[Middleware]:
     """The request id and log line outermost, then the refusal of WebSockets while draining."""
     access_log = os.environ.get(ACCESS_LOG) == "1"
-    return [Middleware(RequestLog, access_log=access_log), Middleware(drain.RefuseWhileDraining)]
+    return [
+        *tracing.asgi_middleware(),
+        Middleware(RequestLog, access_log=access_log),
+        Middleware(drain.RefuseWhileDraining),
+    ]
 
 
 def routes() -> list[Route]:
@@ -41,6 +45,7 @@ async def running(store: Store, hub: Hub) -> AsyncIterator[None]:
         await close_every_connection(store, "the server is restarting; resume from your cursor")
 
     drain.draining.install(close_all, settled)
+    tracing.instrument_engine(store.statements_engine)
     try:
         yield
     finally:
@@ -48,3 +53,4 @@ async def running(store: Store, hub: Hub) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
         metrics.process_ended()
+        tracing.shutdown()

@@ -12,6 +12,7 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.domain.visibility import sees
+from app.observability.tracing import span
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
@@ -85,16 +86,19 @@ async def run_verb(
     act: Act,
 ) -> Task:
     """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
-    async with store.write() as tx:
-        task = await visible_task(tx, actor, task_id, for_update=True)
-        check_version(task, expected_version)
-        moves.check(task, verb, actor)
-        old_version = task.version
-        recorded = Moves(actor)
-        await act(tx, task, recorded)
-        await tx.tasks.update(task, old_version)
-        await resume_parent(tx, task, verb, recorded)
-        await tx.events.append(recorded.events)
+    with span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as traced:
+        async with store.write() as tx:
+            task = await visible_task(tx, actor, task_id, for_update=True)
+            check_version(task, expected_version)
+            moves.check(task, verb, actor)
+            traced.set_attribute("prickle.from_state", task.state)
+            old_version = task.version
+            recorded = Moves(actor)
+            await act(tx, task, recorded)
+            await tx.tasks.update(task, old_version)
+            await resume_parent(tx, task, verb, recorded)
+            await tx.events.append(recorded.events)
+        traced.set_attribute("prickle.to_state", task.state)
     return task
 
 
