@@ -49,16 +49,19 @@ def copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentParse
 
 
 def describe(args: argparse.Namespace) -> str:
-    """One line per setting: its flag, its value (secrets masked), and where it came from."""
+    """One line per setting: its flag, its value (secrets masked), and whether its variable is
+    set (a flag on the command line wins over it)."""
     lines = []
     for name, value in sorted(vars(args).items()):
         if name == "run":
             continue
         if name == "database_url":
             value = masked(database_url(value))
-        source = "environment" if os.environ.get(PREFIX + name.upper()) is not None else ""
+        name_in_environment = PREFIX + name.upper()
         shown = "" if value is None else str(value)
-        lines.append(f"{name.replace('_', '-')} = {shown}" + (f"  ({source})" if source else ""))
+        if name_in_environment in os.environ:
+            shown += f"  ({name_in_environment} is set)"
+        lines.append(f"{name.replace('_', '-')} = {shown}")
     return "\n".join(lines) + "\n"
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import BRIEF, Cast, live_server, opened, subscribers_reach
-
-__all__ = ["live_server"]
+from live import BRIEF, Cast, opened, subscribers_reach
 
 HISTORY = """query($t: ID) {
   task_events(task_id: $t, first: 100) { total_count edges { node { verb } } }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from factory import ALICE, cast_store, give  # noqa: F401 (cast_store: this module's `store`)
+import pytest
+from factory import ALICE, give
 from sqlalchemy import event
 
 from app import service
 from app.events.members import Memberships
 from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
 
 
 class Statements:

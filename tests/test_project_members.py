@@ -13,9 +13,7 @@ import os
 from typing import Any
 
 import pytest
-from live import BRIEF, DEBUG_ENV, Cast, Live, live_server, opened, subscribers_reach
-
-__all__ = ["live_server"]
+from live import BRIEF, DEBUG_ENV, Cast, Live, opened, subscribers_reach
 
 POSTGRES = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") == "postgres"
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import Cast, live_server
+from live import Cast
 
 from app.domain.clock import sha256_of
-
-__all__ = ["live_server"]
 
 RESULT = {
     "summary": "done",

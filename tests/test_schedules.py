@@ -20,7 +20,6 @@ from factory import (
     CODER,
     PLANNER,
     assert_valid,
-    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     load,
     packet,
     result,
@@ -35,6 +34,8 @@ from app.service.scheduler import Scheduler
 from app.service.schedules import ScheduleInput
 from app.storage.repositories.schedules import schedule_runs, schedules
 from app.storage.store import Store, tasks
+
+pytestmark = pytest.mark.cast
 
 
 def schedule_input(**fields: Any) -> ScheduleInput:
