@@ -3,6 +3,7 @@ the principal, the operation (its root fields), the error code, the time it took
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 
@@ -15,6 +16,8 @@ from strawberry.types.graphql import OperationType
 from app.api import errors
 from app.observability import metrics
 from app.observability.context import current
+
+log = logging.getLogger(__name__)
 
 OK = "ok"
 UNKNOWN = "unknown"
@@ -31,11 +34,14 @@ class Observed(SchemaExtension):
         try:
             yield
         finally:
-            if self._subscribed:
-                metrics.SUBSCRIPTIONS.dec()
-                self._note([name for _, name in _selected(self.execution_context)], None)
-            else:
-                self._record(time.perf_counter() - began)
+            try:
+                if self._subscribed:
+                    metrics.SUBSCRIPTIONS.dec()
+                    self._note([name for _, name in _selected(self.execution_context)], None)
+                else:
+                    self._record(time.perf_counter() - began)
+            except Exception:  # a figure is never worth failing the request
+                log.exception("recording the request's figures failed")
 
     def on_execute(self) -> Iterator[None]:
         if _kind(self.execution_context) == OperationType.SUBSCRIPTION.value:
@@ -101,11 +107,11 @@ def _selected(context: object) -> list[tuple[str, str]]:
     return []
 
 
-def _known(context: object, selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _known(context: ExecutionContext, selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Only the fields the schema has (a refused document may name any): bounded labels."""
     schema = getattr(getattr(context, "schema", None), "_schema", None)
-    kind = getattr(context, "operation_type", None)
-    root = schema.get_root_type(CoreOperationType(kind.value)) if schema and kind else None
+    kind = _kind(context)
+    root = schema.get_root_type(CoreOperationType(kind)) if schema and kind != UNKNOWN else None
     if root is None:
         return []
     return [(key, name) for key, name in selected if name in root.fields]
