@@ -43,17 +43,22 @@ class Draining:
     def active(self) -> bool:
         return self.since is not None
 
-    def install(self, close_all: Callable[[], Any], settled: Callable[[], bool]) -> None:
-        """Chain onto the SIGTERM handler uvicorn installed: drain first, then hand on."""
+    def install(
+        self, close_all: Callable[[], Any], settled: Callable[[], bool]
+    ) -> Callable[[], None]:
+        """Chain onto the SIGTERM handler the server (uvicorn) installed: drain first, then
+        hand on. Nothing where there is none to chain to (the app served in a test, or
+        outside the main thread). Returns what undoes it."""
         if threading.current_thread() is not threading.main_thread():
-            return
+            return _nothing
         previous = signal.getsignal(signal.SIGTERM)
+        if not callable(previous):
+            return _nothing
         loop = asyncio.get_running_loop()
 
         def on_sigterm(sig: int, frame: FrameType | None) -> None:
-            if self.active or not callable(previous):
-                if callable(previous):
-                    previous(sig, frame)
+            if self.active:
+                previous(sig, frame)
                 return
             self.since = time.monotonic()
             log.info("draining: closing WebSocket connections with 1001, then shutting down")
@@ -69,6 +74,12 @@ class Draining:
 
         signal.signal(signal.SIGTERM, on_sigterm)
 
+        def undo() -> None:
+            if signal.getsignal(signal.SIGTERM) is on_sigterm:
+                signal.signal(signal.SIGTERM, previous)
+
+        return undo
+
     def _spawn(self, work: Callable[[], Any]) -> None:
         task = asyncio.get_running_loop().create_task(work())
         self._tasks.add(task)
@@ -76,6 +87,10 @@ class Draining:
 
 
 draining = Draining()
+
+
+def _nothing() -> None:
+    return None
 
 
 async def _until(done: Callable[[], bool], seconds: float) -> None:

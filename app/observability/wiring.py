@@ -44,11 +44,12 @@ async def running(store: Store, hub: Hub) -> AsyncIterator[None]:
     async def close_all() -> None:
         await close_every_connection(store, "the server is restarting; resume from your cursor")
 
-    drain.draining.install(close_all, settled)
+    undo_drain = drain.draining.install(close_all, settled)
     tracing.instrument_engine(store.statements_engine)
     try:
         yield
     finally:
+        undo_drain()
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
