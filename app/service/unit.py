@@ -12,7 +12,7 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.domain.visibility import sees
-from app.observability.tracing import span
+from app.observability import tracing
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
@@ -85,20 +85,39 @@ async def run_verb(
     expected_version: int | None,
     act: Act,
 ) -> Task:
-    """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
-    with span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as traced:
-        async with store.write() as tx:
-            task = await visible_task(tx, actor, task_id, for_update=True)
-            check_version(task, expected_version)
-            moves.check(task, verb, actor)
-            traced.set_attribute("prickle.from_state", task.state)
-            old_version = task.version
-            recorded = Moves(actor)
+    """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
+    are on (app/observability/tracing.py)."""
+    if not tracing.enabled():
+        return await _run_verb(store, actor, task_id, verb, expected_version, act)
+    with tracing.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
+
+        async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
+            s.set_attribute("prickle.from_state", task.state)
             await act(tx, task, recorded)
-            await tx.tasks.update(task, old_version)
-            await resume_parent(tx, task, verb, recorded)
-            await tx.events.append(recorded.events)
-        traced.set_attribute("prickle.to_state", task.state)
+            s.set_attribute("prickle.to_state", task.state)
+
+        return await _run_verb(store, actor, task_id, verb, expected_version, traced)
+
+
+async def _run_verb(
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    expected_version: int | None,
+    act: Act,
+) -> Task:
+    """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
+    async with store.write() as tx:
+        task = await visible_task(tx, actor, task_id, for_update=True)
+        check_version(task, expected_version)
+        moves.check(task, verb, actor)
+        old_version = task.version
+        recorded = Moves(actor)
+        await act(tx, task, recorded)
+        await tx.tasks.update(task, old_version)
+        await resume_parent(tx, task, verb, recorded)
+        await tx.events.append(recorded.events)
     return task
 
 
