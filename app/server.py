@@ -17,7 +17,7 @@ import uvicorn
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
 from app.domain.principals import person
-from app.observability.logs import default_format, log_config
+from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
 from app.service import provision_token
 from app.storage.engine import is_sqlite
@@ -49,6 +49,10 @@ def serve(
     try:
         rate = configured_rate(rate_limit)
         networks(metrics_from)
+        if log_format not in (None, *FORMATS):
+            raise ValueError(
+                f"--log-format must be one of {', '.join(FORMATS)}, not {log_format!r}"
+            )
     except ValueError as error:
         print(f"prickle: {error}", file=sys.stderr)
         return 2

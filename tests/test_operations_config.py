@@ -72,3 +72,25 @@ def test_config_reads_the_environment_and_masks_secrets() -> None:
 def test_a_flag_from_the_environment_takes_effect(start_server: Any) -> None:
     server = start_server(env={"PRICKLE_METRICS_FROM": "10.0.0.0/8"})
     assert server.client.get(f"{server.base_url}/metrics").status_code == 403
+
+
+def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "serve",
+            "--database-url",
+            f"sqlite+aiosqlite:///{tmp_path}/p.db",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**environment, "PRICKLE_LOG_FORMAT": "xml"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--log-format" in done.stderr
