@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import BRIEF, Cast, opened, subscribers_reach
+from live import BRIEF, Cast, live_server, opened, subscribers_reach
+
+__all__ = ["live_server"]
 
 HISTORY = """query($t: ID) {
   task_events(task_id: $t, first: 100) { total_count edges { node { verb } } }

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from factory import ALICE, give
+from factory import ALICE, cast_store, give  # noqa: F401 (cast_store: this module's `store`)
 from sqlalchemy import event
 
 from app import service
 from app.events.members import Memberships
 from app.storage.store import Store
-
-pytestmark = pytest.mark.cast
 
 
 class Statements:

@@ -13,7 +13,9 @@ import os
 from typing import Any
 
 import pytest
-from live import BRIEF, DEBUG_ENV, Cast, Live, opened, subscribers_reach
+from live import BRIEF, DEBUG_ENV, Cast, Live, live_server, opened, subscribers_reach
+
+__all__ = ["live_server"]
 
 POSTGRES = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") == "postgres"
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import Cast
+from live import Cast, live_server
 
 from app.domain.clock import sha256_of
+
+__all__ = ["live_server"]
 
 RESULT = {
     "summary": "done",

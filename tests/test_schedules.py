@@ -20,6 +20,7 @@ from factory import (
     CODER,
     PLANNER,
     assert_valid,
+    cast_store,  # noqa: F401 (this module's `store`: with the cast)
     load,
     packet,
     result,
@@ -34,8 +35,6 @@ from app.service.scheduler import Scheduler
 from app.service.schedules import ScheduleInput
 from app.storage.repositories.schedules import schedule_runs, schedules
 from app.storage.store import Store, tasks
-
-pytestmark = pytest.mark.cast
 
 
 def schedule_input(**fields: Any) -> ScheduleInput:

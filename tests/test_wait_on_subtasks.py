@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import PACKET, Cast
+from live import PACKET, Cast, live_server
+
+__all__ = ["live_server"]
 
 EVENTS = """query($id: ID!) {
   task(id: $id) { state waiting_on version events { kind verb actor from_state to_state note } }

@@ -139,25 +139,6 @@ class Task:
             wait_agent=self.wait_agent,
         )
 
-    def snapshot(self, seq: int) -> Event:
-        """The task as it is now, as one `snapshot` event at log position `seq` (the last seq
-        committed when it was read): no move, no actor."""
-        return Event(
-            kind="snapshot",
-            task_id=self.id,
-            project=self.project,
-            from_state=None,
-            to_state=self.state,
-            waiting_on=self.waiting_on,
-            verb=None,
-            actor=None,
-            at=self.updated_at,
-            version=self.version,
-            task=self.to_protocol(),
-            seq=seq,
-            wait_agent=self.wait_agent,
-        )
-
     def to_protocol(self) -> JSON:
         """The task object exactly as task.schema.json describes it."""
         return {name: getattr(self, name) for name in PROTOCOL_FIELDS}

@@ -125,7 +125,21 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
         task = await tx.tasks.get(task_id)
     if task is None:
         return None
-    event = task.snapshot(last)
+    event = Event(
+        kind="snapshot",
+        task_id=task.id,
+        project=task.project,
+        from_state=None,
+        to_state=task.state,
+        waiting_on=task.waiting_on,
+        verb=None,
+        actor=None,
+        at=task.updated_at,
+        version=task.version,
+        task=task.to_protocol(),
+        seq=last,
+        wait_agent=task.wait_agent,
+    )
     return event if wants(event) else None
 
 
