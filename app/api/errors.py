@@ -23,9 +23,8 @@ import logging
 import re
 
 from graphql import GraphQLError, GraphQLFormattedError
-from starlette.websockets import WebSocketDisconnect
-from strawberry.http.exceptions import WebSocketDisconnected
 
+from app.api.disconnects import went_away
 from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
 
@@ -42,7 +41,6 @@ _REQUEST_FAULTS = (GraphQLError, ValueError, TypeError)
 # PostgreSQL's "character not in repertoire" (a NUL in text) and "untranslatable
 # character" (a \u0000 in jsonb): the value, not the server, is at fault.
 _UNHOLDABLE = frozenset({"22021", "22P05"})
-_GONE = (WebSocketDisconnect, WebSocketDisconnected)
 
 
 class RateLimited(ProtocolError):
@@ -134,7 +132,7 @@ def _request_refusal(text: str) -> ProtocolError:
 
 def _internal(error: GraphQLError) -> None:
     original = error.original_error or error
-    if _went_away(original):  # the client closed its connection: nobody to tell, no fault
+    if went_away(original):  # the client closed its connection: nobody to tell, no fault
         log.debug("the client went away during %s", error.path or "its subscription")
     else:
         log.error(
@@ -146,8 +144,3 @@ def _internal(error: GraphQLError) -> None:
     error.message = "internal error"
     error.extensions = {"code": INTERNAL}
     error.original_error = None
-
-
-def _went_away(error: BaseException) -> bool:
-    """A send to a WebSocket (or a stream) whose client had already closed it."""
-    return isinstance(error, _GONE) or isinstance(error.__cause__, _GONE)
