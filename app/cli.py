@@ -52,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
         "off (default: PRICKLE_RATE_LIMIT or 50)",
     )
     serve.set_defaults(run=_serve)
+    # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
+    _operations_options(serve)
+    config = commands.add_parser(
+        "config", help="print the settings `serve` would run with (secrets masked)"
+    )
+    _copy_options(serve, config)
+    config.set_defaults(run=_config)
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
     migrate.add_argument("--database-url", default=None)
@@ -105,7 +112,50 @@ def _serve(args: argparse.Namespace) -> int:
         owner=args.owner,
         access_log=args.access_log,
         rate_limit=args.rate_limit,
+        log_format=args.log_format,
+        metrics_from=args.metrics_from,
+        graceful_timeout=args.graceful_timeout,
     )
+
+
+def _operations_options(serve: argparse.ArgumentParser) -> None:
+    from app.observability.logs import FORMATS
+    from app.observability.settings import LOOPBACK
+    from app.settings import read_environment
+
+    serve.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default=None,
+        help="log lines as JSON or text (default: json unless stderr is a terminal)",
+    )
+    serve.add_argument(
+        "--metrics-from",
+        default=LOOPBACK,
+        metavar="CIDR,...",
+        help="the address ranges GET /metrics answers (default: loopback)",
+    )
+    serve.add_argument(
+        "--graceful-timeout",
+        type=int,
+        default=30,
+        metavar="SECONDS",
+        help="on SIGTERM, how long to wait for requests in flight (default: 30)",
+    )
+    read_environment(serve)
+
+
+def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentParser) -> None:
+    from app.settings import copy_options
+
+    copy_options(source, target)
+
+
+def _config(args: argparse.Namespace) -> int:
+    from app.settings import describe
+
+    sys.stdout.write(describe(args))
+    return 0
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
 from app.domain.errors import InvalidInput, Unauthenticated
 from app.events.hub import Hub
+from app.observability import wiring as observability
 from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
@@ -174,7 +175,8 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             await scheduler.start()
             app.state.store, app.state.hub = store, hub
             try:
-                yield
+                async with observability.running(store, hub):
+                    yield
             finally:
                 await scheduler.stop()
                 await hub.stop()
@@ -195,8 +197,9 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         Route("/healthz", healthz),
         *board.routes(),
         *debug.routes(),
+        *observability.routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=observability.middleware())
     app.state.rate_limit = rate_limit(rate)
     return app
 

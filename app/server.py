@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import importlib.util
 import os
+import shutil
+import signal
 import sys
+import tempfile
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -14,12 +17,15 @@ import uvicorn
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
 from app.domain.principals import person
+from app.observability.logs import FORMATS, default_format, log_config
+from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
 from app.service import provision_token
 from app.storage.engine import is_sqlite
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
 FACTORY = "app.main:app_from_environment"
+GRACEFUL_SECONDS = 30
 
 
 def serve(
@@ -30,13 +36,23 @@ def serve(
     owner: str = "admin",
     access_log: bool = False,
     rate_limit: int | None = None,
+    log_format: str | None = None,
+    metrics_from: str = LOOPBACK,
+    graceful_timeout: int = GRACEFUL_SECONDS,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
     (docs/performance.md). `rate_limit`: mutations a second per principal in each process
-    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit)."""
+    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit). `log_format`: json or text
+    (None: json unless stderr is a terminal); `metrics_from`: the CIDR ranges /metrics
+    answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight."""
     try:
         rate = configured_rate(rate_limit)
+        networks(metrics_from)
+        if log_format not in (None, *FORMATS):
+            raise ValueError(
+                f"--log-format must be one of {', '.join(FORMATS)}, not {log_format!r}"
+            )
     except ValueError as error:
         print(f"prickle: {error}", file=sys.stderr)
         return 2
@@ -58,6 +74,25 @@ def serve(
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
+    # operating it (docs/operations.md): logs, metrics of every worker, draining on SIGTERM
+    os.environ[METRICS_FROM] = metrics_from
+    os.environ[ACCESS_LOG] = "1" if access_log else "0"
+    os.environ[MULTIPROCESS] = tempfile.mkdtemp(prefix="prickle-metrics-")
+    signal.signal(signal.SIGTERM, _exit_cleanly)
+    try:
+        _run(host, port, workers, log_config(log_format or default_format()), graceful_timeout)
+    finally:
+        shutil.rmtree(os.environ[MULTIPROCESS], ignore_errors=True)
+    return 0
+
+
+def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
+    """A SIGTERM outside uvicorn's own handling (before it starts, or re-raised by it once
+    it has shut down gracefully) ends the process with status 0."""
+    raise SystemExit(0)
+
+
+def _run(host: str, port: int, workers: int, logging: dict[str, Any], graceful: int) -> None:
     uvicorn.run(
         FACTORY,
         factory=True,
@@ -68,11 +103,11 @@ def serve(
         http="httptools" if _installed("httptools") else "h11",
         ws=_websockets_protocol(),
         ws_per_message_deflate=False,  # see _websockets_protocol
-        log_config=_log_config(),
-        access_log=access_log,
+        log_config=logging,
+        access_log=False,  # the app's own request line (app/observability/requests.py)
         proxy_headers=False,
+        timeout_graceful_shutdown=graceful,
     )
-    return 0
 
 
 async def _prepare(url: str, owner: str) -> str | None:
@@ -101,10 +136,3 @@ def _websockets_protocol() -> str:
 
 def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
-
-
-def _log_config() -> dict[str, Any]:
-    """uvicorn's logging, plus the app's own logger (internal errors with tracebacks)."""
-    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["loggers"]["app"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
-    return config

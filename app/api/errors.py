@@ -26,6 +26,7 @@ from graphql import GraphQLError, GraphQLFormattedError
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
+from app.api.disconnects import went_away
 from app.domain.errors import InvalidInput, InvalidState, ProtocolError
 from app.events.hub import FellBehind
 
@@ -142,12 +143,15 @@ def _request_refusal(text: str) -> ProtocolError:
 
 def _internal(error: GraphQLError) -> None:
     original = error.original_error or error
-    log.error(
-        "internal error at %s: %s",
-        error.path,
-        error.message,
-        exc_info=(type(original), original, original.__traceback__),
-    )
+    if went_away(original):  # the client closed its connection: nobody to tell, no fault
+        log.debug("the client went away during %s", error.path or "its subscription")
+    else:
+        log.error(
+            "internal error at %s: %s",
+            error.path,
+            error.message,
+            exc_info=(type(original), original, original.__traceback__),
+        )
     error.message = "internal error"
     error.extensions = {"code": INTERNAL}
     error.original_error = None

@@ -32,6 +32,8 @@ from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
+from app.observability.graphql import Observed
+from app.observability.tracing import schema_extensions
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000
@@ -101,6 +103,8 @@ schema = PrickleSchema(
         # the parse options, so the token limit, and the validation rules are in the keys).
         shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
         shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
+        Observed,  # metrics and the request's log line (app/observability)
+        *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
     ],
 )
 

@@ -48,10 +48,11 @@ from app.service.database import Store
 log = logging.getLogger(__name__)
 
 REVOKED = 4403  # graphql-transport-ws's Forbidden: the token is no longer good
+GOING_AWAY = 1001  # the server is draining: resume from the last cursor on another server
 
 
 class Revocable(Protocol):
-    async def close_revoked(self, reason: str) -> None: ...
+    async def close_revoked(self, reason: str, code: int = ...) -> None: ...
 
 
 class Connections:
@@ -144,10 +145,17 @@ class RevocableConnection:
         if self._registered is not None:
             connections_of(self.context.store).discard(self, self._registered.token_id)
 
-    async def close_revoked(self, reason: str) -> None:
+    async def close_revoked(self, reason: str, code: int = REVOKED) -> None:
         self._revoked = True
         with contextlib.suppress(Exception):  # it may be closing already
-            await self.websocket.close(code=REVOKED, reason=reason)
+            await self.websocket.close(code=code, reason=reason)
+
+
+async def close_every_connection(store: Store, reason: str) -> None:
+    """Close each acknowledged connection on the store's database with 1001 (draining)."""
+    held = connections_of(store).by_token.values()
+    everyone = [connection for connections in held for connection in connections]
+    await asyncio.gather(*(c.close_revoked(reason, GOING_AWAY) for c in everyone))
 
 
 async def authenticate_connection(context: Context) -> None:
@@ -246,6 +254,11 @@ class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
     async def cleanup(self) -> None:
         self.unregister()
         await super().cleanup()
+
+    async def handle_async_results(self, *args: Any, **kwargs: Any) -> None:
+        """A client that went away mid-stream is not a fault: nothing to tell, nothing to log."""
+        with contextlib.suppress(ClosedWebSocket, WebSocketDisconnected):
+            await super().handle_async_results(*args, **kwargs)
 
     async def handle_start(self, message: Any) -> None:
         limit = self.max_subscriptions_per_connection

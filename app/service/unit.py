@@ -12,6 +12,7 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.domain.visibility import sees
+from app.observability import tracing
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
@@ -77,6 +78,28 @@ class Moves:
 
 
 async def run_verb(
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    expected_version: int | None,
+    act: Act,
+) -> Task:
+    """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
+    are on (app/observability/tracing.py)."""
+    if not tracing.enabled():
+        return await _run_verb(store, actor, task_id, verb, expected_version, act)
+    with tracing.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
+
+        async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
+            s.set_attribute("prickle.from_state", task.state)
+            await act(tx, task, recorded)
+            s.set_attribute("prickle.to_state", task.state)
+
+        return await _run_verb(store, actor, task_id, verb, expected_version, traced)
+
+
+async def _run_verb(
     store: Store,
     actor: Principal,
     task_id: str,

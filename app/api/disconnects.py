@@ -1,0 +1,15 @@
+"""A client that went away: a send to a WebSocket (or a stream) it had already closed.
+
+Normal, not a fault: app/api/errors.py logs no traceback for it, app/api/ws.py lets it go.
+"""
+
+from __future__ import annotations
+
+from starlette.websockets import WebSocketDisconnect
+from strawberry.http.exceptions import WebSocketDisconnected
+
+GONE = (WebSocketDisconnect, WebSocketDisconnected)
+
+
+def went_away(error: BaseException) -> bool:
+    return isinstance(error, GONE) or isinstance(error.__cause__, GONE)

@@ -1,0 +1,4 @@
+"""Operating the server: structured logs, request ids, metrics, traces, draining on SIGTERM.
+
+Nothing here changes what a client is answered; docs/operations.md describes it all.
+"""

@@ -1,0 +1,28 @@
+"""What the server knows about the request being served, for its log line and its metrics.
+
+The request middleware (app/observability/requests.py) opens a `Handled` for each HTTP
+request and WebSocket connection; the schema extension (app/observability/graphql.py)
+fills in the principal, the operation and the error code. Every log line written while it
+is open carries its request id (app/observability/logs.py).
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass
+class Handled:
+    request_id: str
+    principal: str | None = None
+    operation: str | None = None
+    code: str | None = None
+
+
+current: ContextVar[Handled | None] = ContextVar("prickle_request", default=None)
+
+
+def request_id() -> str | None:
+    handled = current.get()
+    return handled.request_id if handled is not None else None
