@@ -45,7 +45,7 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
 from app.api.context import Context
 from app.api.errors import RateLimited
-from app.api.ws import connections_of
+from app.api.ws import GOING_AWAY, REVOKED, connections_of
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 
@@ -142,9 +142,13 @@ class _Revocation:
     def __init__(self) -> None:
         self.revoked = asyncio.Event()
         self.reason = ""
+        self.draining = False
 
-    async def close_revoked(self, reason: str) -> None:
+    async def close_revoked(self, reason: str, code: int = REVOKED) -> None:
+        """The token is no longer good (4403), or the server drains (1001): then the stream
+        just ends, and the client resumes elsewhere with Last-Event-ID."""
         self.reason = reason
+        self.draining = code == GOING_AWAY
         self.revoked.set()
 
 
@@ -165,6 +169,8 @@ async def until_revoked(
             step = asyncio.create_task(_next(stream))
             await asyncio.wait((step, stop), return_when=asyncio.FIRST_COMPLETED)
             if not step.done():
+                if revocation.draining:
+                    return
                 raise Unauthenticated(f"{revocation.reason}: the stream is closed")
             item, step = step.result(), None
             if item is None:
