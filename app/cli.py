@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         help="mutations a second per principal, a burst of 2N, in each process; 0 turns it "
         "off (default: PRICKLE_RATE_LIMIT or 50)",
     )
+    serve.add_argument(
+        "--allow-private-webhooks",
+        action="store_true",
+        help="let webhooks reach loopback, private, link-local and multicast addresses "
+        "(default: PRICKLE_ALLOW_PRIVATE_WEBHOOKS)",
+    )
     serve.set_defaults(run=_serve)
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
@@ -95,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
         owner=args.owner,
         access_log=args.access_log,
         rate_limit=args.rate_limit,
+        allow_private_webhooks=args.allow_private_webhooks,
     )
 
 

@@ -15,6 +15,7 @@ from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
 from app.domain.principals import person
 from app.service import provision_token
+from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
 from app.storage.engine import is_sqlite
 from app.storage.migrate import upgrade
 from app.storage.store import Store
@@ -30,11 +31,13 @@ def serve(
     owner: str = "admin",
     access_log: bool = False,
     rate_limit: int | None = None,
+    allow_private_webhooks: bool = False,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
     (docs/performance.md). `rate_limit`: mutations a second per principal in each process
-    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit)."""
+    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit). `allow_private_webhooks`: let
+    webhooks reach private addresses (as PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does)."""
     try:
         rate = configured_rate(rate_limit)
     except ValueError as error:
@@ -58,6 +61,8 @@ def serve(
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
+    if allow_private_webhooks:
+        os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
     uvicorn.run(
         FACTORY,
         factory=True,

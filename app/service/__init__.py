@@ -57,6 +57,15 @@ from app.service.schedules import (
     schedules_of,
     update_schedule,
 )
+from app.service.webhooks import (
+    WebhookInput,
+    create_webhook,
+    delete_webhook,
+    enable_webhook,
+    rotate_webhook_secret,
+    webhook_deliveries,
+    webhooks_of,
+)
 
 __all__ = [
     "ArtifactInput",
@@ -72,6 +81,7 @@ __all__ = [
     "ResultRuleInput",
     "ScheduleInput",
     "VerdictInput",
+    "WebhookInput",
     "accept_task",
     "add_project_member",
     "answer",
@@ -80,11 +90,14 @@ __all__ = [
     "cancel_task",
     "create_schedule",
     "create_token",
+    "create_webhook",
     "decide_result",
     "delete_gate_rule",
     "delete_result_rule",
     "delete_schedule",
+    "delete_webhook",
     "deny_task",
+    "enable_webhook",
     "hand_back",
     "handoff",
     "pause_schedule",
@@ -98,6 +111,7 @@ __all__ = [
     "return_result",
     "revoke_all",
     "revoke_token",
+    "rotate_webhook_secret",
     "run_schedule_now",
     "save_checkpoint",
     "schedules_of",
@@ -108,4 +122,6 @@ __all__ = [
     "tokens",
     "update_schedule",
     "wait_on",
+    "webhook_deliveries",
+    "webhooks_of",
 ]
