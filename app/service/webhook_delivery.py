@@ -105,7 +105,8 @@ class Deliverer:
         self.settings = settings
         self.members_version = members_version  # moves when a project's members change
         self.clock = clock
-        self.holder = new_id()  # this process's name on the leases it holds
+        # this process's name on the leases it holds: its pid, and an id unique to this run
+        self.holder = f"{os.getpid()}-{new_id()}"
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._wakes: dict[str, asyncio.Event] = {}
         self._claim = asyncio.Event()
