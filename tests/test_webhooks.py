@@ -49,9 +49,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             started.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cast(server: Server) -> Cast:
     return Cast(server).add("alice", "bob", "carol", "alice/coder", "carol/coder")
+
+
+@pytest.fixture(autouse=True)
+def _no_webhooks_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's webhooks are deleted after it (their receivers are gone)."""
+    yield
+    if "cast" in request.fixturenames:
+        cast: Cast = request.getfixturevalue("cast")
+        for who in ("alice", "bob"):
+            for webhook in webhooks(cast, who):
+                variables = {"id": webhook["id"]}
+                cast.server.run_data("mutations/delete_webhook", variables, cast.token(who))
 
 
 @pytest.fixture
