@@ -289,7 +289,7 @@ class Deliverer:
                 done = {"last_cursor": event.seq, "read_to": event.seq, **_RECOVERED}
                 if not await self._record(webhook, delivery, done):
                     return None
-                return replace(webhook, last_cursor=event.seq, read_to=event.seq, failures=0)
+                return _recovered(replace(webhook, last_cursor=event.seq), event.seq)
             since = webhook.failing_since or at
             failed = {
                 "failures": attempt,
@@ -312,8 +312,12 @@ class Deliverer:
             if fresh is None:
                 return None
             webhook = fresh
-            if not await self._still_wanted(webhook, event):
-                return webhook  # no longer visible now: not sent; the cursor moves past it
+            if not await self._still_wanted(webhook, event):  # not sent: the cursor moves on
+                async with self.store.write() as tx:
+                    moved = await tx.webhooks.change_held(
+                        webhook.id, self.holder, read_to=event.seq, **_RECOVERED
+                    )
+                return _recovered(webhook, event.seq) if moved else None
 
     async def _record(
         self, webhook: Webhook, delivery: Delivery, values: Mapping[str, object]
@@ -352,6 +356,11 @@ class Deliverer:
 
 
 _RECOVERED = {"failures": 0, "failing_since": None, "next_attempt_at": None}
+
+
+def _recovered(webhook: Webhook, read_to: int) -> Webhook:
+    """The webhook past the event at `read_to`, its failures forgotten."""
+    return replace(webhook, read_to=read_to, failures=0, failing_since=None, next_attempt_at=None)
 
 
 def task_of(event: Event) -> Task:
