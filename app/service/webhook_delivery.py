@@ -35,7 +35,6 @@ import httpx
 
 from app.domain.clock import new_id, now, rfc3339
 from app.domain.events import Event
-from app.domain.task import Task
 from app.domain.webhooks import (
     BACKOFF_SECONDS,
     GIVE_UP_SECONDS,
@@ -47,6 +46,7 @@ from app.domain.webhooks import (
     sign,
     wanted,
 )
+from app.events.stream import task_of
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
 from app.storage.store import Store, Tx
@@ -361,11 +361,6 @@ _RECOVERED = {"failures": 0, "failing_since": None, "next_attempt_at": None}
 def _recovered(webhook: Webhook, read_to: int) -> Webhook:
     """The webhook past the event at `read_to`, its failures forgotten."""
     return replace(webhook, read_to=read_to, failures=0, failing_since=None, next_attempt_at=None)
-
-
-def task_of(event: Event) -> Task:
-    """The task as the event left it."""
-    return Task(**event.task, version=event.version, wait_agent=event.wait_agent)
 
 
 async def _projects(tx: Tx, webhook: Webhook) -> Container[str]:
