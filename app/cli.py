@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         help="mutations a second per principal, a burst of 2N, in each process; 0 turns it "
         "off (default: PRICKLE_RATE_LIMIT or 50)",
     )
+    serve.add_argument(
+        "--allow-private-webhooks",
+        action="store_true",
+        help="let webhooks reach loopback, private, link-local and multicast addresses "
+        "(default: PRICKLE_ALLOW_PRIVATE_WEBHOOKS)",
+    )
     serve.set_defaults(run=_serve)
     # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
     _operations_options(serve)
@@ -115,6 +121,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_format=args.log_format,
         metrics_from=args.metrics_from,
         graceful_timeout=args.graceful_timeout,
+        allow_private_webhooks=args.allow_private_webhooks,
     )
 
 

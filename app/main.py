@@ -39,6 +39,7 @@ from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
 from app.service.scheduler import RECHECK_SECONDS, Scheduler
+from app.service.webhook_delivery import Deliverer, Settings
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
@@ -173,11 +174,15 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             recheck = float(os.environ.get("PRICKLE_SCHEDULER_RECHECK", RECHECK_SECONDS))
             scheduler = Scheduler(store, recheck=recheck)
             await scheduler.start()
+            deliverer = Deliverer(store, Settings.from_environment(), hub.memberships_version)
+            hub.wake_listeners.append(deliverer.wake)
+            await deliverer.start()
             app.state.store, app.state.hub = store, hub
             try:
                 async with observability.running(store, hub):
                     yield
             finally:
+                await deliverer.stop()
                 await scheduler.stop()
                 await hub.stop()
         finally:

@@ -20,6 +20,7 @@ from app.domain.principals import person
 from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
 from app.service import provision_token
+from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
 from app.storage.engine import is_sqlite
 from app.storage.migrate import upgrade
 from app.storage.store import Store
@@ -39,13 +40,16 @@ def serve(
     log_format: str | None = None,
     metrics_from: str = LOOPBACK,
     graceful_timeout: int = GRACEFUL_SECONDS,
+    allow_private_webhooks: bool = False,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
     (docs/performance.md). `rate_limit`: mutations a second per principal in each process
     (None: PRICKLE_RATE_LIMIT or the default; 0: no limit). `log_format`: json or text
     (None: json unless stderr is a terminal); `metrics_from`: the CIDR ranges /metrics
-    answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight."""
+    answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight;
+    `allow_private_webhooks`: let webhooks reach private addresses (as
+    PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does)."""
     try:
         rate = configured_rate(rate_limit)
         networks(metrics_from)
@@ -74,6 +78,8 @@ def serve(
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
+    if allow_private_webhooks:
+        os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
     # operating it (docs/operations.md): logs, metrics of every worker, draining on SIGTERM
     os.environ[METRICS_FROM] = metrics_from
     os.environ[ACCESS_LOG] = "1" if access_log else "0"

@@ -320,6 +320,27 @@ def test_agents_and_persons_erased_and_principal(walk: Walk) -> None:
     assert walk("queries/principal", "carol", id="nobody") is None
 
 
+def test_webhooks_made_listed_enabled_rotated_and_deleted(walk: Walk) -> None:
+    # a literal public address: nothing to resolve; no event of this project ever matches
+    hook = {"url": "http://93.184.215.14/hook", "project": "no-such-project", "kinds": ["moved"]}
+    made = walk("mutations/create_webhook", "alice", input={**hook, "description": "docs"})
+    assert made["secret"].startswith("whsec_")
+    webhook = made["webhook"]
+    assert webhook["enabled"] and webhook["pending"] == 0 and webhook["kinds"] == ["moved"]
+    assert walk("queries/webhooks", "alice") == [webhook]
+    assert walk("queries/webhooks", "bob") == []
+    assert walk("queries/webhook_deliveries", "alice", webhook_id=webhook["id"]) == []
+    refused = walk.refused("queries/webhook_deliveries", "bob", webhook_id=webhook["id"])
+    assert refused["extensions"]["code"] == "not_found"
+    assert walk("mutations/enable_webhook", "alice", id=webhook["id"]) == webhook
+    rotated = walk("mutations/rotate_webhook_secret", "alice", id=webhook["id"])
+    assert rotated["secret"].startswith("whsec_") and rotated["secret"] != made["secret"]
+    refused = walk.refused("mutations/create_webhook", "alice", input={"url": "http://127.0.0.1/"})
+    assert refused["extensions"]["code"] == "invalid_input"
+    assert walk("mutations/delete_webhook", "alice", id=webhook["id"]) is True
+    assert walk("queries/webhooks", "alice") == []
+
+
 def test_every_query_and_mutation_document_ran(walk: Walk) -> None:
     ran = walk.server.executed
     expected = {n for n in operation_documents() if not n.startswith("subscriptions/")}

@@ -33,6 +33,7 @@ from app.api.types import (
     Task,
     TokenInfo,
 )
+from app.api.webhooks import NewWebhook, Webhook, WebhookInput
 
 Info = strawberry.Info
 Version = Annotated[
@@ -394,3 +395,32 @@ class Mutation:
         return Erasure.from_domain(
             await service.erase_person(ctx.store, await ctx.viewer(), handle)
         )
+
+    # webhooks
+
+    @strawberry.mutation(
+        description="A webhook of the caller's, sent the events it may see from now on; its "
+        "secret is shown only in this answer."
+    )
+    async def create_webhook(self, info: Info, input: WebhookInput) -> NewWebhook:
+        ctx = info.context
+        made = await service.create_webhook(ctx.store, await ctx.viewer(), input)
+        return NewWebhook.from_domain(made)
+
+    @strawberry.mutation(description="Delete the webhook and its record of deliveries.")
+    async def delete_webhook(self, info: Info, id: strawberry.ID) -> bool:
+        ctx = info.context
+        return await service.delete_webhook(ctx.store, await ctx.viewer(), id)
+
+    @strawberry.mutation(
+        description="Enable the webhook again; it continues from the first undelivered event."
+    )
+    async def enable_webhook(self, info: Info, id: strawberry.ID) -> Webhook:
+        ctx = info.context
+        return Webhook.from_domain(await service.enable_webhook(ctx.store, await ctx.viewer(), id))
+
+    @strawberry.mutation(description="A new secret, shown only in this answer.")
+    async def rotate_webhook_secret(self, info: Info, id: strawberry.ID) -> NewWebhook:
+        ctx = info.context
+        rotated = await service.rotate_webhook_secret(ctx.store, await ctx.viewer(), id)
+        return NewWebhook.from_domain(rotated)

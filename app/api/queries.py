@@ -17,6 +17,7 @@ from app.api.types import (
     TaskStateInfo,
     TokenInfo,
 )
+from app.api.webhooks import Webhook, WebhookDelivery
 from app.domain import shapes
 from app.domain.errors import InvalidInput
 from app.domain.reads import EventFilters, TaskFilters
@@ -134,3 +135,36 @@ class Query:
         await ctx.viewer()
         found = await service.principal_info(ctx.store, id)
         return PrincipalInfo.from_domain(found) if found else None
+
+    # webhooks
+
+    @strawberry.field(description="The caller's webhooks.")
+    async def webhooks(self, info: strawberry.Info) -> list[Webhook]:
+        ctx = info.context
+        found = await service.webhooks_of(ctx.store, await ctx.viewer())
+        return [Webhook.from_domain(w) for w in found]
+
+    @strawberry.field(
+        description="A webhook's delivery attempts (the last 1,000 are kept), oldest first; "
+        "`after` is an attempt's id."
+    )
+    async def webhook_deliveries(
+        self,
+        info: strawberry.Info,
+        webhook_id: strawberry.ID,
+        first: int = DEFAULT_FIRST,
+        after: strawberry.ID | None = None,
+    ) -> list[WebhookDelivery]:
+        ctx = info.context
+        found = await service.webhook_deliveries(
+            ctx.store, await ctx.viewer(), webhook_id, page_size(first), delivery_id(after)
+        )
+        return [WebhookDelivery.from_domain(d) for d in found]
+
+
+def delivery_id(after: str | None) -> int | None:
+    if after is None:
+        return None
+    if not (after.isascii() and after.isdigit() and len(after) <= 18):
+        raise InvalidInput(f"after: {after[:80]!r} is not a delivery id")
+    return int(after)

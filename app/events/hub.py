@@ -94,6 +94,7 @@ class Hub:
         self._listener: asyncpg.Connection[asyncpg.Record] | None = None
         self._lost = asyncio.Event()
         self.revocation_listeners: list[Callable[[frozenset[str] | None], None]] = []
+        self.wake_listeners: list[Callable[[int], None]] = []  # told of each commit it hears of
         self._revocations: asyncio.Task[None] | None = None
         # project memberships of live subscribers, re-read only when a membership changed
         self.memberships = Memberships(store)
@@ -133,6 +134,12 @@ class Hub:
         self.committed = max(self.committed, seq)
         self._unsure = self._unsure or not seq
         self._wake.set()
+        for listener in self.wake_listeners:
+            listener(seq)
+
+    def memberships_version(self) -> int:
+        """Moves whenever a project's members change (here, or in another process)."""
+        return self.memberships.version
 
     def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
         if not self.subscribers:  # the head moved without reading while nobody listened

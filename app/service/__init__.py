@@ -58,6 +58,15 @@ from app.service.schedules import (
     schedules_of,
     update_schedule,
 )
+from app.service.webhooks import (
+    WebhookInput,
+    create_webhook,
+    delete_webhook,
+    enable_webhook,
+    rotate_webhook_secret,
+    webhook_deliveries,
+    webhooks_of,
+)
 
 __all__ = [
     "ArtifactInput",
@@ -73,6 +82,7 @@ __all__ = [
     "ResultRuleInput",
     "ScheduleInput",
     "VerdictInput",
+    "WebhookInput",
     "accept_task",
     "add_project_member",
     "answer",
@@ -81,11 +91,14 @@ __all__ = [
     "cancel_task",
     "create_schedule",
     "create_token",
+    "create_webhook",
     "decide_result",
     "delete_gate_rule",
     "delete_result_rule",
     "delete_schedule",
+    "delete_webhook",
     "deny_task",
+    "enable_webhook",
     "erase_agent",
     "erase_person",
     "hand_back",
@@ -102,6 +115,7 @@ __all__ = [
     "return_result",
     "revoke_all",
     "revoke_token",
+    "rotate_webhook_secret",
     "run_schedule_now",
     "save_checkpoint",
     "schedules_of",
@@ -112,4 +126,6 @@ __all__ = [
     "tokens",
     "update_schedule",
     "wait_on",
+    "webhook_deliveries",
+    "webhooks_of",
 ]

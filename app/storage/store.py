@@ -34,6 +34,7 @@ from app.storage.repositories.rules import GATE, RESULT, Rules, gate_rules, resu
 from app.storage.repositories.schedules import Schedules
 from app.storage.repositories.tasks import Tasks, tasks
 from app.storage.repositories.tokens import Tokens, tokens
+from app.storage.repositories.webhooks import Webhooks
 
 __all__ = [
     "NOTIFY_CHANNEL",
@@ -186,6 +187,10 @@ class Tx:
     @cached_property
     def erasures(self) -> Erasures:
         return Erasures(self)
+
+    @cached_property
+    def webhooks(self) -> Webhooks:
+        return Webhooks(self)
 
 
 async def init_counter(conn: AsyncConnection) -> None:

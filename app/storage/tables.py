@@ -281,4 +281,50 @@ class ErasedPrincipalRow(SQLModel, table=True):
     erased_at: str = Field(max_length=40)
 
 
+class WebhookRow(SQLModel, table=True):
+    """A webhook: a durable reader of the event log for its owner. `read_to` is the seq up to
+    which the log has been judged for it, `last_cursor` the last event delivered; both move
+    only after a 2xx. `leased_by`/`lease_until`: the one process delivering it meanwhile."""
+
+    __tablename__ = "webhooks"
+
+    id: str = Field(primary_key=True, max_length=64)
+    owner: str = Field(max_length=79, index=True)
+    owner_kind: str = Field(max_length=8)
+    url: str = Field(max_length=2048)
+    project: str | None = Field(default=None, max_length=39)
+    task_id: str | None = Field(default=None, max_length=64)
+    assignee: str | None = Field(default=None, max_length=79)
+    kinds: list[str] | None = json_column()
+    description: str | None = None
+    secret: str = Field(max_length=100)
+    enabled: bool = True
+    disabled_reason: str | None = None
+    last_cursor: int = Field(sa_column=Column(BigInteger, nullable=False, default=0))
+    read_to: int = Field(sa_column=Column(BigInteger, nullable=False, default=0))
+    last_error: str | None = None
+    failures: int = 0
+    failing_since: str | None = Field(default=None, max_length=40)
+    next_attempt_at: str | None = Field(default=None, max_length=40)
+    leased_by: str | None = Field(default=None, max_length=64)
+    lease_until: str | None = Field(default=None, max_length=40)
+    created_at: str = Field(max_length=40)
+
+
+class WebhookDeliveryRow(SQLModel, table=True):
+    """One delivery attempt; the last 1,000 per webhook are kept."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (Index("ix_webhook_deliveries_webhook_id", "webhook_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    webhook_id: str = Field(max_length=64)
+    event_cursor: int = Field(sa_column=Column(BigInteger, nullable=False))
+    attempt: int
+    status_code: int | None = None
+    error: str | None = None
+    duration_ms: int
+    at: str = Field(max_length=40)
+
+
 metadata = SQLModel.metadata

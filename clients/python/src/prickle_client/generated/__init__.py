@@ -332,7 +332,6 @@ __all__ = [
     "VerdictInput",
     "Verifier",
     "WaitOn",
-    "WaitOn",
     "WaitOnWaitOn",
     "WaitingOn",
 ]

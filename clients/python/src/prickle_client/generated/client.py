@@ -1,5 +1,5 @@
 from collections.abc import AsyncIterator
-from typing import Any, Optional, Union
+from typing import Any
 
 from .accept_task import AcceptTask
 from .add_project_member import AddProjectMember
@@ -68,7 +68,7 @@ class GeneratedClient(AsyncBaseClient):
     async def accept_task(
         self,
         task_id: str,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> AcceptTask:
         query = gql("""
@@ -282,7 +282,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         answer: str,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> Answer:
         query = gql("""
@@ -478,8 +478,8 @@ class GeneratedClient(AsyncBaseClient):
     async def approve_handoff(
         self,
         task_id: str,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> ApproveHandoff:
         query = gql("""
@@ -679,8 +679,8 @@ class GeneratedClient(AsyncBaseClient):
     async def cancel_task(
         self,
         task_id: str,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> CancelTask:
         query = gql("""
@@ -931,9 +931,9 @@ class GeneratedClient(AsyncBaseClient):
 
     async def create_token(
         self,
-        agent: Union[Optional[str], UnsetType] = UNSET,
-        label: Union[Optional[str], UnsetType] = UNSET,
-        expires_in_seconds: Union[Optional[int], UnsetType] = UNSET,
+        agent: str | None | UnsetType = UNSET,
+        label: str | None | UnsetType = UNSET,
+        expires_in_seconds: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> CreateToken:
         query = gql("""
@@ -971,9 +971,9 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         decision: Decision,
-        verdicts: Union[Optional[list[VerdictInput]], UnsetType] = UNSET,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        verdicts: list[VerdictInput] | None | UnsetType = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> DecideResult:
         query = gql("""
@@ -1219,8 +1219,8 @@ class GeneratedClient(AsyncBaseClient):
     async def deny_task(
         self,
         task_id: str,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> DenyTask:
         query = gql("""
@@ -1456,9 +1456,9 @@ class GeneratedClient(AsyncBaseClient):
     async def hand_back(
         self,
         task_id: str,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        checkpoint: Union[Optional[CheckpointInput], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        checkpoint: CheckpointInput | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> HandBack:
         query = gql("""
@@ -1897,7 +1897,7 @@ class GeneratedClient(AsyncBaseClient):
     async def register_agent(
         self,
         name: str,
-        capabilities: Union[Optional[list[CapabilityInput]], UnsetType] = UNSET,
+        capabilities: list[CapabilityInput] | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> RegisterAgent:
         query = gql("""
@@ -2128,9 +2128,9 @@ class GeneratedClient(AsyncBaseClient):
     async def reroute(
         self,
         task_id: str,
-        assignee: Union[Optional[str], UnsetType] = UNSET,
-        capability: Union[Optional[CapabilityInput], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        assignee: str | None | UnsetType = UNSET,
+        capability: CapabilityInput | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> Reroute:
         query = gql("""
@@ -2332,7 +2332,7 @@ class GeneratedClient(AsyncBaseClient):
     async def resume_run(
         self,
         task_id: str,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> ResumeRun:
         query = gql("""
@@ -2578,7 +2578,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         result: ResultInput,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> ReturnResult:
         query = gql("""
@@ -2987,7 +2987,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         checkpoint: CheckpointInput,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> SaveCheckpoint:
         query = gql("""
@@ -3234,7 +3234,7 @@ class GeneratedClient(AsyncBaseClient):
     async def start_task(
         self,
         task_id: str,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> StartTask:
         query = gql("""
@@ -3429,8 +3429,8 @@ class GeneratedClient(AsyncBaseClient):
     async def stop_run(
         self,
         task_id: str,
-        reason: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        reason: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> StopRun:
         query = gql("""
@@ -3683,9 +3683,9 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         on: WaitOn,
-        question: Union[Optional[str], UnsetType] = UNSET,
-        agent: Union[Optional[str], UnsetType] = UNSET,
-        expected_version: Union[Optional[int], UnsetType] = UNSET,
+        question: str | None | UnsetType = UNSET,
+        agent: str | None | UnsetType = UNSET,
+        expected_version: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> WaitOn:
         query = gql("""
@@ -3946,7 +3946,7 @@ class GeneratedClient(AsyncBaseClient):
         return Principal.model_validate(data)
 
     async def schedules(
-        self, project: Union[Optional[str], UnsetType] = UNSET, **kwargs: Any
+        self, project: str | None | UnsetType = UNSET, **kwargs: Any
     ) -> Schedules:
         query = gql("""
             query Schedules($project: String) {
@@ -4236,10 +4236,10 @@ class GeneratedClient(AsyncBaseClient):
 
     async def task_events(
         self,
-        task_id: Union[Optional[str], UnsetType] = UNSET,
-        project: Union[Optional[str], UnsetType] = UNSET,
-        after: Union[Optional[str], UnsetType] = UNSET,
-        first: Union[Optional[int], UnsetType] = UNSET,
+        task_id: str | None | UnsetType = UNSET,
+        project: str | None | UnsetType = UNSET,
+        after: str | None | UnsetType = UNSET,
+        first: int | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> TaskEvents:
         query = gql("""
@@ -4313,13 +4313,13 @@ class GeneratedClient(AsyncBaseClient):
 
     async def tasks(
         self,
-        project: Union[Optional[str], UnsetType] = UNSET,
-        state: Union[Optional[TaskState], UnsetType] = UNSET,
-        assignee: Union[Optional[str], UnsetType] = UNSET,
-        requester: Union[Optional[str], UnsetType] = UNSET,
-        parent_task_id: Union[Optional[str], UnsetType] = UNSET,
-        first: Union[Optional[int], UnsetType] = UNSET,
-        after: Union[Optional[str], UnsetType] = UNSET,
+        project: str | None | UnsetType = UNSET,
+        state: TaskState | None | UnsetType = UNSET,
+        assignee: str | None | UnsetType = UNSET,
+        requester: str | None | UnsetType = UNSET,
+        parent_task_id: str | None | UnsetType = UNSET,
+        first: int | None | UnsetType = UNSET,
+        after: str | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> Tasks:
         query = gql("""
@@ -4557,10 +4557,10 @@ class GeneratedClient(AsyncBaseClient):
 
     async def on_task_events(
         self,
-        project: Union[Optional[str], UnsetType] = UNSET,
-        task_id: Union[Optional[str], UnsetType] = UNSET,
-        assignee: Union[Optional[str], UnsetType] = UNSET,
-        after: Union[Optional[str], UnsetType] = UNSET,
+        project: str | None | UnsetType = UNSET,
+        task_id: str | None | UnsetType = UNSET,
+        assignee: str | None | UnsetType = UNSET,
+        after: str | None | UnsetType = UNSET,
         **kwargs: Any,
     ) -> AsyncIterator[OnTaskEvents]:
         query = gql("""

@@ -28,14 +28,14 @@ class EventFields(BaseModel):
     kind: EventKind
     task_id: str
     project: str
-    from_state: Optional[TaskState]
+    from_state: TaskState | None
     to_state: TaskState
-    waiting_on: Optional[WaitingOn]
-    verb: Optional[str]
-    actor: Optional[str]
+    waiting_on: WaitingOn | None
+    verb: str | None
+    actor: str | None
     at: str
     version: int
-    note: Optional[str]
+    note: str | None
 
 
 class ResultFields(BaseModel):
@@ -44,73 +44,55 @@ class ResultFields(BaseModel):
     provenance: Provenance
     returned_by: str
     returned_at: str
-    submission_id: Optional[str]
-    revision: Optional[int]
-    artifacts: Optional[list["ResultFieldsArtifacts"]]
-    status: Optional[ResultStatus]
-    verdicts: Optional[list["ResultFieldsVerdicts"]]
-    verified_by: Optional[
-        Annotated[
-            Union[
-                "ResultFieldsVerifiedByPersonRef",
-                "ResultFieldsVerifiedByAgentRef",
-                "ResultFieldsVerifiedBySystemRef",
-            ],
-            Field(discriminator="typename__"),
-        ]
-    ]
-    decided_by: Optional[
-        Annotated[
-            Union[
-                "ResultFieldsDecidedByPersonRef",
-                "ResultFieldsDecidedByAgentRef",
-                "ResultFieldsDecidedBySystemRef",
-            ],
-            Field(discriminator="typename__"),
-        ]
-    ]
-    decided_by_policy: Optional[DecidedByPolicy]
-    reason: Optional[str]
+    submission_id: str | None
+    revision: int | None
+    artifacts: list["ResultFieldsArtifacts"] | None
+    status: ResultStatus | None
+    verdicts: list["ResultFieldsVerdicts"] | None
+    verified_by: Annotated[Union["ResultFieldsVerifiedByPersonRef", "ResultFieldsVerifiedByAgentRef", "ResultFieldsVerifiedBySystemRef"], Field(discriminator="typename__")] | None
+    decided_by: Annotated[Union["ResultFieldsDecidedByPersonRef", "ResultFieldsDecidedByAgentRef", "ResultFieldsDecidedBySystemRef"], Field(discriminator="typename__")] | None
+    decided_by_policy: DecidedByPolicy | None
+    reason: str | None
     evidence_report: Optional["ResultFieldsEvidenceReport"]
     lineage: Optional["ResultFieldsLineage"]
-    provenance_status: Optional[ProvenanceStatus]
+    provenance_status: ProvenanceStatus | None
 
 
 class ResultFieldsEvidence(BaseModel):
     kind: EvidenceKind
     summary: str
-    url: Optional[str]
-    content: Optional[str]
-    criteria: Optional[list[int]]
-    artifact: Optional[int]
-    observed_at: Optional[str]
-    verifier: Optional[Verifier]
+    url: str | None
+    content: str | None
+    criteria: list[int] | None
+    artifact: int | None
+    observed_at: str | None
+    verifier: Verifier | None
 
 
 class ResultFieldsArtifacts(BaseModel):
     ref: str
-    sha256: Optional[str]
-    commit_sha: Optional[str]
+    sha256: str | None
+    commit_sha: str | None
 
 
 class ResultFieldsVerdicts(BaseModel):
     criterion: int
     accepted: bool
-    note: Optional[str]
+    note: str | None
 
 
 class ResultFieldsVerifiedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class ResultFieldsVerifiedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class ResultFieldsVerifiedBySystemRef(BaseModel):
@@ -122,14 +104,14 @@ class ResultFieldsDecidedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class ResultFieldsDecidedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class ResultFieldsDecidedBySystemRef(BaseModel):
@@ -187,8 +169,8 @@ class ResultFieldsLineageCauseTaskCause(BaseModel):
     kind: str
     task_id: str
     basis: GateBasis
-    rule_id: Optional[str]
-    approval_id: Optional[str]
+    rule_id: str | None
+    approval_id: str | None
 
 
 class ResultFieldsLineageCauseNoCause(BaseModel):
@@ -232,23 +214,23 @@ class ScheduleFields(BaseModel):
     project: str
     owner: str
     version: int
-    assignee: Optional[str]
+    assignee: str | None
     capability: Optional["ScheduleFieldsCapability"]
     packet: "ScheduleFieldsPacket"
-    display_title: Optional[str]
-    turn_budget: Optional[int]
-    cron: Optional[str]
-    every_seconds: Optional[int]
+    display_title: str | None
+    turn_budget: int | None
+    cron: str | None
+    every_seconds: int | None
     timezone: str
-    starts_at: Optional[str]
-    ends_at: Optional[str]
+    starts_at: str | None
+    ends_at: str | None
     catch_up: CatchUp
     paused: bool
-    next_run_at: Optional[str]
-    last_run_at: Optional[str]
-    last_task_id: Optional[str]
+    next_run_at: str | None
+    last_run_at: str | None
+    last_task_id: str | None
     runs: int
-    last_error: Optional[str]
+    last_error: str | None
     created_at: str
 
 
@@ -270,14 +252,14 @@ class TaskFields(BaseModel):
     id: str
     project: str
     state: TaskState
-    waiting_on: Optional[WaitingOn]
-    requester: Optional[str]
+    waiting_on: WaitingOn | None
+    requester: str | None
     assignee: str
     packet: "TaskFieldsPacket"
     result: Optional["TaskFieldsResult"]
     latest_checkpoint: Optional["TaskFieldsLatestCheckpoint"]
     latest_checkpoint_by: Optional["TaskFieldsLatestCheckpointBy"]
-    parent_task_id: Optional[str]
+    parent_task_id: str | None
     created_at: str
     updated_at: str
     requested_by: Union[
@@ -285,10 +267,10 @@ class TaskFields(BaseModel):
         "TaskFieldsRequestedByAgentRef",
         "TaskFieldsRequestedBySystemRef",
     ] = Field(discriminator="typename__")
-    origin_message_id: Optional[str]
+    origin_message_id: str | None
     route: "TaskFieldsRoute"
-    display_title: Optional[str]
-    turn_budget: Optional[int]
+    display_title: str | None
+    turn_budget: int | None
 
 
 class TaskFieldsPacket(BaseModel):
@@ -310,7 +292,7 @@ class TaskFieldsLatestCheckpoint(BaseModel):
     files_touched: list[str]
     next_steps: list[str]
     open_questions: list[str]
-    needs_answer: Optional[bool]
+    needs_answer: bool | None
 
 
 class TaskFieldsLatestCheckpointBy(BaseModel):
@@ -323,14 +305,14 @@ class TaskFieldsRequestedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class TaskFieldsRequestedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: Optional[bool]
+    erased: bool | None
 
 
 class TaskFieldsRequestedBySystemRef(BaseModel):

@@ -1,4 +1,3 @@
-from typing import Optional
 
 from .base_model import BaseModel
 from .enums import CapabilityKind, DeliverableType, GateEffect
@@ -13,11 +12,11 @@ class SetGateRuleSetGateRule(BaseModel):
     owner: str
     effect: GateEffect
     priority: int
-    project: Optional[str]
-    requester_owner: Optional[str]
-    requester_agent: Optional[str]
-    deliverable_type: Optional[DeliverableType]
-    capability_kind: Optional[CapabilityKind]
+    project: str | None
+    requester_owner: str | None
+    requester_agent: str | None
+    deliverable_type: DeliverableType | None
+    capability_kind: CapabilityKind | None
     created_at: str
 
 

@@ -1,4 +1,3 @@
-from typing import Optional
 
 from .base_model import BaseModel
 from .enums import DeliverableType, ResultPolicy
@@ -12,9 +11,9 @@ class SetResultRuleSetResultRule(BaseModel):
     id: str
     owner: str
     policy: ResultPolicy
-    project: Optional[str]
-    assignee: Optional[str]
-    deliverable_type: Optional[DeliverableType]
+    project: str | None
+    assignee: str | None
+    deliverable_type: DeliverableType | None
     created_at: str
 
 

@@ -1,4 +1,3 @@
-from typing import Optional
 
 from .base_model import BaseModel
 from .enums import TaskState
@@ -17,7 +16,7 @@ class TaskEventsTaskEvents(BaseModel):
 
 class TaskEventsTaskEventsPageInfo(BaseModel):
     has_next_page: bool
-    end_cursor: Optional[str]
+    end_cursor: str | None
 
 
 class TaskEventsTaskEventsEdges(BaseModel):

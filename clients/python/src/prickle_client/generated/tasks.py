@@ -1,4 +1,3 @@
-from typing import Optional
 
 from .base_model import BaseModel
 from .fragments import TaskDetail
@@ -16,7 +15,7 @@ class TasksTasks(BaseModel):
 
 class TasksTasksPageInfo(BaseModel):
     has_next_page: bool
-    end_cursor: Optional[str]
+    end_cursor: str | None
 
 
 class TasksTasksEdges(BaseModel):

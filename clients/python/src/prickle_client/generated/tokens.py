@@ -1,4 +1,3 @@
-from typing import Optional
 
 from .base_model import BaseModel
 
@@ -10,11 +9,11 @@ class Tokens(BaseModel):
 class TokensTokens(BaseModel):
     id: str
     principal: str
-    label: Optional[str]
+    label: str | None
     created_at: str
-    last_used_at: Optional[str]
-    expires_at: Optional[str]
-    revoked_at: Optional[str]
+    last_used_at: str | None
+    expires_at: str | None
+    revoked_at: str | None
 
 
 Tokens.model_rebuild()

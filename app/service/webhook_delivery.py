@@ -1,0 +1,369 @@
+"""Webhook delivery: runs inside `prickle serve`, in every worker process.
+
+Each webhook is a durable reader of the event log. One process at a time delivers it: the
+one holding its lease (`leased_by`, `lease_until` on its row), claimed in a transaction (on
+PostgreSQL with FOR UPDATE SKIP LOCKED) and renewed every third of the lease while held.
+When that process dies, another one (or the restarted one) claims the webhook once the
+lease has run out and continues from its cursor.
+
+Each held webhook has a task of its own here: it reads the events after its cursor, keeps
+those its owner may see now and its filters match, and POSTs them one by one, the next only
+after a 2xx, which advances the cursor in the same transaction that records the attempt.
+A failure is retried after the backoff (5 s, 30 s, 2 min, 10 min, 1 h, then hourly), with
+the same `webhook-id`; after GIVE_UP_SECONDS of failures the webhook is disabled with a
+reason. Every write is conditional on still holding the lease. A failing endpoint only
+delays its own webhook: at most `concurrency` requests are in flight in a process, and a
+webhook waiting for its next attempt holds none.
+
+The hub wakes the tasks when events commit (here, or in another process through its LISTEN
+connection); webhooks made or enabled in this process wake the claiming loop at once, and it
+also looks for unclaimed webhooks every third of the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import httpx
+
+from app.domain.clock import new_id, now, rfc3339
+from app.domain.events import Event
+from app.domain.webhooks import (
+    BACKOFF_SECONDS,
+    GIVE_UP_SECONDS,
+    Delivery,
+    Webhook,
+    backoff,
+    body_of,
+    message_id,
+    sign,
+    wanted,
+)
+from app.events.stream import task_of
+from app.service.webhook_urls import client, private_allowed
+from app.service.webhooks import on_change
+from app.storage.store import Store, Tx
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 15.0  # PRICKLE_WEBHOOK_LEASE_SECONDS
+CONCURRENCY = 64  # requests in flight at once, per process
+BATCH = 100  # events read at a time for one webhook
+CLAIM_LIMIT = 100
+STOP_SECONDS = 5.0
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Settings:
+    backoff: tuple[float, ...] = BACKOFF_SECONDS
+    give_up: float = GIVE_UP_SECONDS
+    lease: float = LEASE_SECONDS
+    allow_private: bool = False
+    concurrency: int = CONCURRENCY
+
+    @classmethod
+    def from_environment(cls) -> Settings:
+        """PRICKLE_WEBHOOK_BACKOFF (comma-separated seconds), PRICKLE_WEBHOOK_GIVE_UP_SECONDS,
+        PRICKLE_WEBHOOK_LEASE_SECONDS, PRICKLE_ALLOW_PRIVATE_WEBHOOKS."""
+        env = os.environ
+        steps = env.get("PRICKLE_WEBHOOK_BACKOFF")
+        return cls(
+            backoff=tuple(float(s) for s in steps.split(",")) if steps else BACKOFF_SECONDS,
+            give_up=float(env.get("PRICKLE_WEBHOOK_GIVE_UP_SECONDS", GIVE_UP_SECONDS)),
+            lease=float(env.get("PRICKLE_WEBHOOK_LEASE_SECONDS", LEASE_SECONDS)),
+            allow_private=private_allowed(),
+        )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The events to send, each with the task as it is now, and the seq read up to."""
+
+    events: list[Event]
+    end: int
+    members_version: int
+
+
+class Deliverer:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        members_version: Callable[[], int] = lambda: 0,
+        clock: Clock = now,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.members_version = members_version  # moves when a project's members change
+        self.clock = clock
+        # this process's name on the leases it holds: its pid, and an id unique to this run
+        self.holder = f"{os.getpid()}-{new_id()}"
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._wakes: dict[str, asyncio.Event] = {}
+        self._claim = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._http: httpx.AsyncClient | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._forget: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        self._http = client(self.settings.allow_private, self.settings.concurrency)
+        self._forget = on_change(self.store, self._claim.set)
+        self._task = asyncio.create_task(self._supervise(), name="prickle-webhooks")
+
+    async def stop(self) -> None:
+        if self._forget is not None:
+            self._forget()
+            self._forget = None
+        self._stopping.set()
+        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(task, STOP_SECONDS)
+        self._task = None
+        with contextlib.suppress(Exception):  # let another process continue at once
+            async with self.store.write() as tx:
+                await tx.webhooks.release_all(self.holder)
+        if self._http is not None:
+            await self._http.aclose()
+
+    def wake(self, _seq: int = 0) -> None:
+        """Events committed: every webhook delivered here looks for new ones."""
+        for event in self._wakes.values():
+            event.set()
+
+    # claiming and renewing leases
+
+    async def _supervise(self) -> None:
+        every = self.settings.lease / 3
+        renewed_at = 0.0
+        while not self._stopping.is_set():
+            self._claim.clear()
+            try:
+                if time.monotonic() - renewed_at >= every:
+                    await self._renew()
+                    renewed_at = time.monotonic()
+                await self._claim_free()
+            except Exception:
+                log.exception("claiming webhooks failed; trying again")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._claim.wait(), every)
+
+    async def _renew(self) -> None:
+        if not self._workers:
+            return
+        until = self.clock() + timedelta(seconds=self.settings.lease)
+        async with self.store.write() as tx:
+            held = await tx.webhooks.renew(self.holder, until)
+        for webhook_id, task in list(self._workers.items()):
+            if webhook_id not in held:  # another process holds it now: stop at once
+                task.cancel()
+
+    async def _claim_free(self) -> None:
+        while not self._stopping.is_set():
+            at = self.clock()
+            until = at + timedelta(seconds=self.settings.lease)
+            async with self.store.write() as tx:
+                ids = await tx.webhooks.claim(self.holder, at, until, CLAIM_LIMIT)
+            for webhook_id in ids:
+                if webhook_id not in self._workers:
+                    self._wakes[webhook_id] = asyncio.Event()
+                    self._workers[webhook_id] = asyncio.create_task(
+                        self._work(webhook_id), name=f"prickle-webhook-{webhook_id}"
+                    )
+            if len(ids) < CLAIM_LIMIT:
+                return
+
+    # one webhook
+
+    async def _work(self, webhook_id: str) -> None:
+        wake = self._wakes[webhook_id]
+        try:
+            while not self._stopping.is_set():
+                wake.clear()
+                if not await self._round(webhook_id):
+                    return
+                if not wake.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), self.settings.lease / 3)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("delivering webhook %s failed; another round will retry", webhook_id)
+            await self._release(webhook_id)
+        finally:
+            self._workers.pop(webhook_id, None)
+            self._wakes.pop(webhook_id, None)
+
+    async def _release(self, webhook_id: str) -> None:
+        with contextlib.suppress(Exception):
+            async with self.store.write() as tx:
+                await tx.webhooks.release(webhook_id, self.holder)
+
+    async def _round(self, webhook_id: str) -> bool:
+        """Deliver what there is; False when this process no longer delivers the webhook."""
+        while True:
+            webhook = await self._held(webhook_id)
+            if webhook is None:
+                return False
+            if webhook.next_attempt_at is not None and not await self._until(
+                webhook.next_attempt_at
+            ):
+                return False
+            batch = await self._next(webhook)
+            if batch.end == webhook.read_to:
+                return True
+            whole = True
+            for event in batch.events:
+                if self.members_version() != batch.members_version:
+                    whole = False  # judge the rest again with the memberships as they are now
+                    break
+                delivered = await self._deliver(webhook, event)
+                if delivered is None:
+                    return False
+                webhook = delivered
+            if whole and batch.end > webhook.read_to:
+                async with self.store.write() as tx:
+                    moved = await tx.webhooks.change_held(
+                        webhook.id, self.holder, read_to=batch.end
+                    )
+                if not moved:
+                    return False
+
+    async def _held(self, webhook_id: str) -> Webhook | None:
+        """The webhook, while it is enabled and its lease is this process's."""
+        async with self.store.read() as tx:
+            webhook = await tx.webhooks.get(webhook_id)
+            holder = await tx.webhooks.holder(webhook_id)
+        if webhook is None or not webhook.enabled or holder != self.holder:
+            return None
+        return webhook
+
+    async def _until(self, moment: datetime) -> bool:
+        """Wait until the moment; False when the server stops meanwhile."""
+        seconds = (moment - self.clock()).total_seconds()
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), seconds)
+        return not self._stopping.is_set()
+
+    async def _next(self, webhook: Webhook) -> Batch:
+        """The next events after the webhook's cursor it is sent, judged now."""
+        version = self.members_version()
+        async with self.store.read() as tx:
+            head = await tx.events.last_seq()
+            read = await tx.events.after(webhook.read_to, BATCH, task_id=webhook.filters.task_id)
+            current = {t.id: t for t in await tx.tasks.get_many(sorted({e.task_id for e in read}))}
+            member_of = await _projects(tx, webhook)
+        end = read[-1].seq if len(read) == BATCH else max(head, read[-1].seq if read else 0)
+        sent = [e for e in read if wanted(webhook, e, current.get(e.task_id), member_of)]
+        return Batch(sent, max(end, webhook.read_to), version)
+
+    async def _still_wanted(self, webhook: Webhook, event: Event) -> bool:
+        async with self.store.read() as tx:
+            found = await tx.tasks.get_many([event.task_id])
+            member_of = await _projects(tx, webhook)
+        return wanted(webhook, event, found[0] if found else None, member_of)
+
+    async def _deliver(self, webhook: Webhook, event: Event) -> Webhook | None:
+        """POST the event until a 2xx; the webhook as it is then, or None when this process
+        no longer delivers it (disabled, deleted, its lease lost, the server stopping)."""
+        while True:
+            attempt = webhook.failures + 1
+            status, error, duration = await self._post(webhook, event)
+            at = self.clock()
+            delivery = Delivery(0, webhook.id, event.cursor, attempt, status, error, duration, at)
+            if error is None:
+                done = {"last_cursor": event.seq, "read_to": event.seq, **_RECOVERED}
+                if not await self._record(webhook, delivery, done):
+                    return None
+                return _recovered(replace(webhook, last_cursor=event.seq), event.seq)
+            since = webhook.failing_since or at
+            failed = {
+                "failures": attempt,
+                "failing_since": rfc3339(since),
+                "last_error": error,
+            }
+            if (at - since).total_seconds() >= self.settings.give_up:
+                reason = f"no 2xx since {rfc3339(since)}; the last attempt: {error}"
+                disabled = {"enabled": False, "disabled_reason": reason, "next_attempt_at": None}
+                await self._record(webhook, delivery, {**failed, **disabled})
+                await self._release(webhook.id)
+                return None
+            retry_at = at + timedelta(seconds=backoff(attempt, self.settings.backoff))
+            failed["next_attempt_at"] = rfc3339(retry_at)
+            if not await self._record(webhook, delivery, failed):
+                return None
+            if not await self._until(retry_at):
+                return None
+            fresh = await self._held(webhook.id)  # its secret may have been rotated
+            if fresh is None:
+                return None
+            webhook = fresh
+            if not await self._still_wanted(webhook, event):  # not sent: the cursor moves on
+                async with self.store.write() as tx:
+                    moved = await tx.webhooks.change_held(
+                        webhook.id, self.holder, read_to=event.seq, **_RECOVERED
+                    )
+                return _recovered(webhook, event.seq) if moved else None
+
+    async def _record(
+        self, webhook: Webhook, delivery: Delivery, values: Mapping[str, object]
+    ) -> bool:
+        async with self.store.write() as tx:
+            if not await tx.webhooks.change_held(webhook.id, self.holder, **values):
+                return False
+            await tx.webhooks.record(delivery)
+        return True
+
+    async def _post(self, webhook: Webhook, event: Event) -> tuple[int | None, str | None, int]:
+        """One attempt: the status (None without an answer), the error (None for a 2xx), and
+        how long it took in milliseconds."""
+        assert self._http is not None
+        msg_id = message_id(webhook.id, event.seq)
+        stamp = int(time.time())
+        body = body_of(event, task_of(event), rfc3339(self.clock()))
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(stamp),
+            "webhook-signature": sign(webhook.secret, msg_id, stamp, body),
+        }
+        async with self._slots:
+            started = time.monotonic()
+            try:
+                response = await self._http.post(webhook.url, content=body, headers=headers)
+                status: int | None = response.status_code
+                error = None if 200 <= response.status_code < 300 else f"HTTP {status}"
+            except httpx.HTTPError as failure:
+                status, error = None, f"{type(failure).__name__}: {failure}"[:500]
+            except Exception as failure:  # e.g. the address refused at connect time
+                status, error = None, f"{type(failure).__name__}: {failure}"[:500]
+            duration = int((time.monotonic() - started) * 1000)
+        return status, error, duration
+
+
+_RECOVERED = {"failures": 0, "failing_since": None, "next_attempt_at": None}
+
+
+def _recovered(webhook: Webhook, read_to: int) -> Webhook:
+    """The webhook past the event at `read_to`, its failures forgotten."""
+    return replace(webhook, read_to=read_to, failures=0, failing_since=None, next_attempt_at=None)
+
+
+async def _projects(tx: Tx, webhook: Webhook) -> Container[str]:
+    if not webhook.owner.is_person:
+        return ()
+    return set(await tx.projects.projects_of(webhook.owner.id))

@@ -1,0 +1,203 @@
+"""Webhooks, their delivery attempts, and the lease of the process delivering each.
+
+A process claims webhooks whose lease is free or expired (on PostgreSQL with FOR UPDATE SKIP
+LOCKED, so that two processes never claim the same one), renews its leases while it holds
+them, and every change it makes to a webhook's cursor is conditional on still holding the
+lease: a process that lost its lease changes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, delete, insert, or_, select, update
+
+from app.domain.clock import parse_rfc3339, rfc3339
+from app.domain.principals import Principal
+from app.domain.webhooks import Delivery, Webhook, WebhookFilters
+from app.storage.repositories.base import Repository
+from app.storage.tables import WebhookDeliveryRow, WebhookRow, table_of
+
+webhooks = table_of(WebhookRow)
+webhook_deliveries = table_of(WebhookDeliveryRow)
+
+KEPT_DELIVERIES = 1000
+
+_BY_ID = select(webhooks).where(webhooks.c.id == bindparam("webhook_id"))
+_HELD = webhooks.c.id == bindparam("webhook_id"), webhooks.c.leased_by == bindparam("holder")
+_OLDEST_KEPT = (
+    select(webhook_deliveries.c.id)
+    .where(webhook_deliveries.c.webhook_id == bindparam("webhook_id"))
+    .order_by(webhook_deliveries.c.id.desc())
+    .offset(KEPT_DELIVERIES - 1)
+    .limit(1)
+)
+
+
+def _moment(text: str | None) -> datetime | None:
+    return None if text is None else parse_rfc3339(text)
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    return None if moment is None else rfc3339(moment)
+
+
+def webhook_from_row(row: Any) -> Webhook:
+    m = row._mapping
+    kinds = m["kinds"]
+    return Webhook(
+        id=m["id"],
+        owner=Principal(m["owner_kind"], m["owner"]),
+        url=m["url"],
+        filters=WebhookFilters(
+            m["project"], m["task_id"], m["assignee"], None if kinds is None else tuple(kinds)
+        ),
+        description=m["description"],
+        secret=m["secret"],
+        enabled=m["enabled"],
+        disabled_reason=m["disabled_reason"],
+        last_cursor=m["last_cursor"],
+        read_to=m["read_to"],
+        last_error=m["last_error"],
+        failures=m["failures"],
+        failing_since=_moment(m["failing_since"]),
+        next_attempt_at=_moment(m["next_attempt_at"]),
+        created_at=parse_rfc3339(m["created_at"]),
+    )
+
+
+def delivery_from_row(row: Any) -> Delivery:
+    m = row._mapping
+    return Delivery(
+        id=m["id"],
+        webhook_id=m["webhook_id"],
+        event_cursor=str(m["event_cursor"]),
+        attempt=m["attempt"],
+        status_code=m["status_code"],
+        error=m["error"],
+        duration_ms=m["duration_ms"],
+        at=parse_rfc3339(m["at"]),
+    )
+
+
+class Webhooks(Repository):
+    __slots__ = ()
+
+    async def insert(self, webhook: Webhook) -> None:
+        f = webhook.filters
+        values = {
+            "id": webhook.id,
+            "owner": webhook.owner.id,
+            "owner_kind": webhook.owner.kind,
+            "url": webhook.url,
+            "project": f.project,
+            "task_id": f.task_id,
+            "assignee": f.assignee,
+            "kinds": None if f.kinds is None else list(f.kinds),
+            "description": webhook.description,
+            "secret": webhook.secret,
+            "enabled": webhook.enabled,
+            "disabled_reason": webhook.disabled_reason,
+            "last_cursor": webhook.last_cursor,
+            "read_to": webhook.read_to,
+            "last_error": None,
+            "failures": 0,
+            "created_at": rfc3339(webhook.created_at),
+        }
+        await self.tx.conn.execute(insert(webhooks).values(**values))
+
+    async def get(self, webhook_id: str) -> Webhook | None:
+        row = await self.tx.one(_BY_ID, {"webhook_id": webhook_id})
+        return webhook_from_row(row) if row else None
+
+    async def of(self, owner: Principal) -> list[Webhook]:
+        stmt = select(webhooks).where(webhooks.c.owner == owner.id).order_by(webhooks.c.id)
+        return [webhook_from_row(r) for r in await self.tx.rows(stmt)]
+
+    async def delete(self, webhook_id: str) -> bool:
+        params = {"webhook_id": webhook_id}
+        where = webhook_deliveries.c.webhook_id == bindparam("webhook_id")
+        await self.tx.conn.execute(delete(webhook_deliveries).where(where), params)
+        done = await self.tx.conn.execute(
+            delete(webhooks).where(webhooks.c.id == bindparam("webhook_id")), params
+        )
+        return bool(done.rowcount)
+
+    async def change(self, webhook_id: str, **values: Any) -> None:
+        """Set columns of the webhook, whoever holds its lease (the owner's verbs)."""
+        stmt = update(webhooks).where(webhooks.c.id == webhook_id).values(**values)
+        await self.tx.conn.execute(stmt)
+
+    async def change_held(self, webhook_id: str, holder: str, **values: Any) -> bool:
+        """Set columns of the webhook if `holder` still holds its lease; whether it did."""
+        stmt = update(webhooks).where(*_HELD).values(**values)
+        done = await self.tx.conn.execute(stmt, {"webhook_id": webhook_id, "holder": holder})
+        return bool(done.rowcount)
+
+    async def claim(self, holder: str, now: datetime, until: datetime, limit: int) -> list[str]:
+        """Claim up to `limit` enabled webhooks whose lease is free or expired, for `holder`
+        until `until`; their ids."""
+        stamp = rfc3339(now)
+        stmt = (
+            select(webhooks.c.id)
+            .where(
+                webhooks.c.enabled.is_(True),
+                or_(webhooks.c.leased_by.is_(None), webhooks.c.lease_until < stamp),
+            )
+            .order_by(webhooks.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        ids = [row[0] for row in await self.tx.rows(stmt)]
+        if ids:
+            claimed = update(webhooks).where(webhooks.c.id.in_(ids))
+            await self.tx.conn.execute(claimed.values(leased_by=holder, lease_until=rfc3339(until)))
+        return ids
+
+    async def renew(self, holder: str, until: datetime) -> set[str]:
+        """Extend every lease `holder` still holds; the ids of those webhooks."""
+        held = webhooks.c.leased_by == holder
+        await self.tx.conn.execute(update(webhooks).where(held).values(lease_until=rfc3339(until)))
+        return {row[0] for row in await self.tx.rows(select(webhooks.c.id).where(held))}
+
+    async def holder(self, webhook_id: str) -> str | None:
+        """The id of the process holding the webhook's lease (None: nobody)."""
+        row = await self.tx.one(select(webhooks.c.leased_by).where(webhooks.c.id == webhook_id))
+        return None if row is None else row[0]
+
+    async def release_all(self, holder: str) -> None:
+        held = webhooks.c.leased_by == holder
+        await self.tx.conn.execute(update(webhooks).where(held).values(leased_by=None))
+
+    async def release(self, webhook_id: str, holder: str) -> None:
+        await self.change_held(webhook_id, holder, leased_by=None, lease_until=None)
+
+    async def record(self, delivery: Delivery) -> None:
+        """Add the attempt; keep the webhook's last KEPT_DELIVERIES."""
+        values = {
+            "webhook_id": delivery.webhook_id,
+            "event_cursor": int(delivery.event_cursor),
+            "attempt": delivery.attempt,
+            "status_code": delivery.status_code,
+            "error": delivery.error,
+            "duration_ms": delivery.duration_ms,
+            "at": rfc3339(delivery.at),
+        }
+        await self.tx.conn.execute(insert(webhook_deliveries).values(**values))
+        params = {"webhook_id": delivery.webhook_id}
+        oldest = await self.tx.one(_OLDEST_KEPT, params)
+        if oldest is not None:
+            stmt = delete(webhook_deliveries).where(
+                webhook_deliveries.c.webhook_id == delivery.webhook_id,
+                webhook_deliveries.c.id < oldest[0],
+            )
+            await self.tx.conn.execute(stmt)
+
+    async def deliveries(self, webhook_id: str, first: int, after: int | None) -> list[Delivery]:
+        """Up to `first` attempts, oldest first, after the attempt `after`."""
+        stmt = select(webhook_deliveries).where(webhook_deliveries.c.webhook_id == webhook_id)
+        if after is not None:
+            stmt = stmt.where(webhook_deliveries.c.id > after)
+        stmt = stmt.order_by(webhook_deliveries.c.id).limit(first)
+        return [delivery_from_row(r) for r in await self.tx.rows(stmt)]
