@@ -7,18 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-
-from ._async import Principal, Shape, Task, TaskPage
-from ._sync_base import SyncBase
 from .generated.enums import Decision, TaskState, WaitOn
 from .generated.fragments import EventFields
-from .generated.input_types import (
-    CapabilityInput,
-    CheckpointInput,
-    PacketInput,
-    ResultInput,
-    VerdictInput,
-)
+from .generated.input_types import CapabilityInput, CheckpointInput, PacketInput, ResultInput, VerdictInput
+from ._async import Principal, Shape, Task, TaskPage
+from ._sync_base import SyncBase
 
 
 class Client(SyncBase):

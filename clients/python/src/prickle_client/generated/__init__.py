@@ -13,11 +13,18 @@ from .create_token import (
     CreateTokenCreateToken,
     CreateTokenCreateTokenTokenInfo,
 )
+from .create_webhook import (
+    CreateWebhook,
+    CreateWebhookCreateWebhook,
+    CreateWebhookCreateWebhookWebhook,
+)
 from .decide_result import DecideResult, DecideResultDecideResult
 from .delete_gate_rule import DeleteGateRule
 from .delete_result_rule import DeleteResultRule
 from .delete_schedule import DeleteSchedule
+from .delete_webhook import DeleteWebhook
 from .deny_task import DenyTask, DenyTaskDenyTask
+from .enable_webhook import EnableWebhook, EnableWebhookEnableWebhook
 from .enums import (
     CapabilityKind,
     CatchUp,
@@ -86,6 +93,7 @@ from .fragments import (
     TaskFieldsResult,
     TaskFieldsRoute,
     TaskFieldsRouteCapability,
+    WebhookFields,
 )
 from .hand_back import HandBack, HandBackHandBack
 from .handoff import Handoff, HandoffHandoff
@@ -103,6 +111,7 @@ from .input_types import (
     ResultRuleInput,
     ScheduleInput,
     VerdictInput,
+    WebhookInput,
 )
 from .me import Me, MeMe
 from .on_task_events import (
@@ -120,6 +129,11 @@ from .resume_run import ResumeRun, ResumeRunResumeRun
 from .resume_schedule import ResumeSchedule, ResumeScheduleResumeSchedule
 from .return_result import ReturnResult, ReturnResultReturnResult
 from .revoke_token import RevokeToken, RevokeTokenRevokeToken
+from .rotate_webhook_secret import (
+    RotateWebhookSecret,
+    RotateWebhookSecretRotateWebhookSecret,
+    RotateWebhookSecretRotateWebhookSecretWebhook,
+)
 from .run_schedule_now import RunScheduleNow, RunScheduleNowRunScheduleNow
 from .save_checkpoint import SaveCheckpoint, SaveCheckpointSaveCheckpoint
 from .schedules import Schedules, SchedulesSchedules
@@ -157,6 +171,8 @@ from .tasks import (
 from .tokens import Tokens, TokensTokens
 from .update_schedule import UpdateSchedule, UpdateScheduleUpdateSchedule
 from .wait_on import WaitOn, WaitOnWaitOn
+from .webhook_deliveries import WebhookDeliveries, WebhookDeliveriesWebhookDeliveries
+from .webhooks import Webhooks, WebhooksWebhooks
 
 __all__ = [
     "AcceptTask",
@@ -184,6 +200,9 @@ __all__ = [
     "CreateToken",
     "CreateTokenCreateToken",
     "CreateTokenCreateTokenTokenInfo",
+    "CreateWebhook",
+    "CreateWebhookCreateWebhook",
+    "CreateWebhookCreateWebhookWebhook",
     "DecideResult",
     "DecideResultDecideResult",
     "DecidedByPolicy",
@@ -191,9 +210,12 @@ __all__ = [
     "DeleteGateRule",
     "DeleteResultRule",
     "DeleteSchedule",
+    "DeleteWebhook",
     "DeliverableType",
     "DenyTask",
     "DenyTaskDenyTask",
+    "EnableWebhook",
+    "EnableWebhookEnableWebhook",
     "EraseAgent",
     "EraseAgentEraseAgent",
     "ErasePerson",
@@ -270,6 +292,9 @@ __all__ = [
     "ReturnResultReturnResult",
     "RevokeToken",
     "RevokeTokenRevokeToken",
+    "RotateWebhookSecret",
+    "RotateWebhookSecretRotateWebhookSecret",
+    "RotateWebhookSecretRotateWebhookSecretWebhook",
     "RouteVia",
     "RunScheduleNow",
     "RunScheduleNowRunScheduleNow",
@@ -332,6 +357,13 @@ __all__ = [
     "VerdictInput",
     "Verifier",
     "WaitOn",
+    "WaitOn",
     "WaitOnWaitOn",
     "WaitingOn",
+    "WebhookDeliveries",
+    "WebhookDeliveriesWebhookDeliveries",
+    "WebhookFields",
+    "WebhookInput",
+    "Webhooks",
+    "WebhooksWebhooks",
 ]

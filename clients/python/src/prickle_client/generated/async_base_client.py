@@ -2,7 +2,7 @@ import asyncio
 import enum
 import json
 from collections.abc import AsyncIterator
-from typing import IO, Any, Protocol, TypeVar, cast
+from typing import IO, Any, Optional, Protocol, TypeVar, cast
 from uuid import uuid4
 
 import httpx
@@ -42,7 +42,7 @@ except ImportError:
     Data = Any  # ty: ignore[invalid-assignment]
     Origin = Any  # ty: ignore[invalid-assignment]
 
-    def Subprotocol(*args, **kwargs):  # type: ignore
+    def Subprotocol(*args, **kwargs):  # type: ignore # noqa: N802, N803
         raise NotImplementedError("Subscriptions require 'websockets' package.")
 
 
@@ -86,12 +86,12 @@ class AsyncBaseClient:
     def __init__(
         self,
         url: str = "",
-        headers: dict[str, str] | None = None,
-        http_client: HttpClient | None = None,
+        headers: Optional[dict[str, str]] = None,
+        http_client: Optional[HttpClient] = None,
         ws_url: str = "",
-        ws_headers: dict[str, Any] | None = None,
-        ws_origin: str | None = None,
-        ws_connection_init_payload: dict[str, Any] | None = None,
+        ws_headers: Optional[dict[str, Any]] = None,
+        ws_origin: Optional[str] = None,
+        ws_connection_init_payload: Optional[dict[str, Any]] = None,
     ) -> None:
         self.url = url
         self.headers = headers
@@ -118,8 +118,8 @@ class AsyncBaseClient:
     async def execute(
         self,
         query: str,
-        operation_name: str | None = None,
-        variables: dict[str, Any] | None = None,
+        operation_name: Optional[str] = None,
+        variables: Optional[dict[str, Any]] = None,
         **kwargs: Any,
     ) -> Response:
         processed_variables, files, files_map = self._process_variables(variables)
@@ -170,8 +170,8 @@ class AsyncBaseClient:
     async def execute_ws(
         self,
         query: str,
-        operation_name: str | None = None,
-        variables: dict[str, Any] | None = None,
+        operation_name: Optional[str] = None,
+        variables: Optional[dict[str, Any]] = None,
         **kwargs: Any,
     ) -> AsyncIterator[dict[str, Any]]:
         headers = self.ws_headers.copy()
@@ -195,7 +195,7 @@ class AsyncBaseClient:
                     self._wait_for_connection_ack(websocket),
                     timeout=5.0,
                 )
-            except TimeoutError as exc:
+            except asyncio.TimeoutError as exc:
                 raise GraphQLClientError(
                     "Connection ack not received within 5 seconds"
                 ) from exc
@@ -213,7 +213,7 @@ class AsyncBaseClient:
                     yield data
 
     def _process_variables(
-        self, variables: dict[str, Any] | None
+        self, variables: Optional[dict[str, Any]]
     ) -> tuple[
         dict[str, Any], dict[str, tuple[str, IO[bytes], str]], dict[str, list[str]]
     ]:
@@ -284,7 +284,7 @@ class AsyncBaseClient:
     async def _execute_multipart(
         self,
         query: str,
-        operation_name: str | None,
+        operation_name: Optional[str],
         variables: dict[str, Any],
         files: dict[str, tuple[str, IO[bytes], str]],
         files_map: dict[str, list[str]],
@@ -309,7 +309,7 @@ class AsyncBaseClient:
     async def _execute_json(
         self,
         query: str,
-        operation_name: str | None,
+        operation_name: Optional[str],
         variables: dict[str, Any],
         **kwargs: Any,
     ) -> Response:
@@ -345,8 +345,8 @@ class AsyncBaseClient:
         websocket: ClientConnection,
         operation_id: str,
         query: str,
-        operation_name: str | None = None,
-        variables: dict[str, Any] | None = None,
+        operation_name: Optional[str] = None,
+        variables: Optional[dict[str, Any]] = None,
     ) -> None:
         payload_inner: dict[str, Any] = {
             "query": query,
@@ -367,8 +367,8 @@ class AsyncBaseClient:
         self,
         message: Data,
         websocket: ClientConnection,
-        expected_type: GraphQLTransportWSMessageType | None = None,
-    ) -> dict[str, Any] | None:
+        expected_type: Optional[GraphQLTransportWSMessageType] = None,
+    ) -> Optional[dict[str, Any]]:
         try:
             message_dict = json.loads(message)
         except json.JSONDecodeError as exc:

@@ -1,5 +1,5 @@
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Optional, Union
 
 from .accept_task import AcceptTask
 from .add_project_member import AddProjectMember
@@ -11,11 +11,14 @@ from .base_model import UNSET, UnsetType
 from .cancel_task import CancelTask
 from .create_schedule import CreateSchedule
 from .create_token import CreateToken
+from .create_webhook import CreateWebhook
 from .decide_result import DecideResult
 from .delete_gate_rule import DeleteGateRule
 from .delete_result_rule import DeleteResultRule
 from .delete_schedule import DeleteSchedule
+from .delete_webhook import DeleteWebhook
 from .deny_task import DenyTask
+from .enable_webhook import EnableWebhook
 from .enums import Decision, TaskState, WaitOn
 from .erase_agent import EraseAgent
 from .erase_person import ErasePerson
@@ -31,6 +34,7 @@ from .input_types import (
     ResultRuleInput,
     ScheduleInput,
     VerdictInput,
+    WebhookInput,
 )
 from .me import Me
 from .on_task_events import OnTaskEvents
@@ -44,6 +48,7 @@ from .resume_run import ResumeRun
 from .resume_schedule import ResumeSchedule
 from .return_result import ReturnResult
 from .revoke_token import RevokeToken
+from .rotate_webhook_secret import RotateWebhookSecret
 from .run_schedule_now import RunScheduleNow
 from .save_checkpoint import SaveCheckpoint
 from .schedules import Schedules
@@ -58,6 +63,8 @@ from .tasks import Tasks
 from .tokens import Tokens
 from .update_schedule import UpdateSchedule
 from .wait_on import WaitOn
+from .webhook_deliveries import WebhookDeliveries
+from .webhooks import Webhooks
 
 
 def gql(q: str) -> str:
@@ -68,7 +75,7 @@ class GeneratedClient(AsyncBaseClient):
     async def accept_task(
         self,
         task_id: str,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> AcceptTask:
         query = gql("""
@@ -282,7 +289,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         answer: str,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> Answer:
         query = gql("""
@@ -478,8 +485,8 @@ class GeneratedClient(AsyncBaseClient):
     async def approve_handoff(
         self,
         task_id: str,
-        reason: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> ApproveHandoff:
         query = gql("""
@@ -679,8 +686,8 @@ class GeneratedClient(AsyncBaseClient):
     async def cancel_task(
         self,
         task_id: str,
-        reason: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> CancelTask:
         query = gql("""
@@ -931,9 +938,9 @@ class GeneratedClient(AsyncBaseClient):
 
     async def create_token(
         self,
-        agent: str | None | UnsetType = UNSET,
-        label: str | None | UnsetType = UNSET,
-        expires_in_seconds: int | None | UnsetType = UNSET,
+        agent: Union[Optional[str], UnsetType] = UNSET,
+        label: Union[Optional[str], UnsetType] = UNSET,
+        expires_in_seconds: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> CreateToken:
         query = gql("""
@@ -967,13 +974,47 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return CreateToken.model_validate(data)
 
+    async def create_webhook(self, input: WebhookInput, **kwargs: Any) -> CreateWebhook:
+        query = gql("""
+            mutation CreateWebhook($input: WebhookInput!) {
+              create_webhook(input: $input) {
+                webhook {
+                  ...WebhookFields
+                }
+                secret
+              }
+            }
+
+            fragment WebhookFields on Webhook {
+              id
+              url
+              project
+              task_id
+              assignee
+              kinds
+              description
+              enabled
+              disabled_reason
+              last_cursor
+              pending
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="CreateWebhook", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CreateWebhook.model_validate(data)
+
     async def decide_result(
         self,
         task_id: str,
         decision: Decision,
-        verdicts: list[VerdictInput] | None | UnsetType = UNSET,
-        reason: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        verdicts: Union[Optional[list[VerdictInput]], UnsetType] = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> DecideResult:
         query = gql("""
@@ -1216,11 +1257,24 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return DeleteSchedule.model_validate(data)
 
+    async def delete_webhook(self, id: str, **kwargs: Any) -> DeleteWebhook:
+        query = gql("""
+            mutation DeleteWebhook($id: ID!) {
+              delete_webhook(id: $id)
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="DeleteWebhook", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return DeleteWebhook.model_validate(data)
+
     async def deny_task(
         self,
         task_id: str,
-        reason: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> DenyTask:
         query = gql("""
@@ -1417,6 +1471,37 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return DenyTask.model_validate(data)
 
+    async def enable_webhook(self, id: str, **kwargs: Any) -> EnableWebhook:
+        query = gql("""
+            mutation EnableWebhook($id: ID!) {
+              enable_webhook(id: $id) {
+                ...WebhookFields
+              }
+            }
+
+            fragment WebhookFields on Webhook {
+              id
+              url
+              project
+              task_id
+              assignee
+              kinds
+              description
+              enabled
+              disabled_reason
+              last_cursor
+              pending
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="EnableWebhook", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return EnableWebhook.model_validate(data)
+
     async def erase_agent(self, agent_id: str, **kwargs: Any) -> EraseAgent:
         query = gql("""
             mutation EraseAgent($agent_id: String!) {
@@ -1456,9 +1541,9 @@ class GeneratedClient(AsyncBaseClient):
     async def hand_back(
         self,
         task_id: str,
-        reason: str | None | UnsetType = UNSET,
-        checkpoint: CheckpointInput | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        checkpoint: Union[Optional[CheckpointInput], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> HandBack:
         query = gql("""
@@ -1897,7 +1982,7 @@ class GeneratedClient(AsyncBaseClient):
     async def register_agent(
         self,
         name: str,
-        capabilities: list[CapabilityInput] | None | UnsetType = UNSET,
+        capabilities: Union[Optional[list[CapabilityInput]], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> RegisterAgent:
         query = gql("""
@@ -2128,9 +2213,9 @@ class GeneratedClient(AsyncBaseClient):
     async def reroute(
         self,
         task_id: str,
-        assignee: str | None | UnsetType = UNSET,
-        capability: CapabilityInput | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        capability: Union[Optional[CapabilityInput], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> Reroute:
         query = gql("""
@@ -2332,7 +2417,7 @@ class GeneratedClient(AsyncBaseClient):
     async def resume_run(
         self,
         task_id: str,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> ResumeRun:
         query = gql("""
@@ -2578,7 +2663,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         result: ResultInput,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> ReturnResult:
         query = gql("""
@@ -2796,6 +2881,45 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return RevokeToken.model_validate(data)
 
+    async def rotate_webhook_secret(
+        self, id: str, **kwargs: Any
+    ) -> RotateWebhookSecret:
+        query = gql("""
+            mutation RotateWebhookSecret($id: ID!) {
+              rotate_webhook_secret(id: $id) {
+                webhook {
+                  ...WebhookFields
+                }
+                secret
+              }
+            }
+
+            fragment WebhookFields on Webhook {
+              id
+              url
+              project
+              task_id
+              assignee
+              kinds
+              description
+              enabled
+              disabled_reason
+              last_cursor
+              pending
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query,
+            operation_name="RotateWebhookSecret",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return RotateWebhookSecret.model_validate(data)
+
     async def run_schedule_now(self, id: str, **kwargs: Any) -> RunScheduleNow:
         query = gql("""
             mutation RunScheduleNow($id: ID!) {
@@ -2987,7 +3111,7 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         checkpoint: CheckpointInput,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> SaveCheckpoint:
         query = gql("""
@@ -3234,7 +3358,7 @@ class GeneratedClient(AsyncBaseClient):
     async def start_task(
         self,
         task_id: str,
-        expected_version: int | None | UnsetType = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> StartTask:
         query = gql("""
@@ -3429,8 +3553,8 @@ class GeneratedClient(AsyncBaseClient):
     async def stop_run(
         self,
         task_id: str,
-        reason: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        reason: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> StopRun:
         query = gql("""
@@ -3683,9 +3807,9 @@ class GeneratedClient(AsyncBaseClient):
         self,
         task_id: str,
         on: WaitOn,
-        question: str | None | UnsetType = UNSET,
-        agent: str | None | UnsetType = UNSET,
-        expected_version: int | None | UnsetType = UNSET,
+        question: Union[Optional[str], UnsetType] = UNSET,
+        agent: Union[Optional[str], UnsetType] = UNSET,
+        expected_version: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> WaitOn:
         query = gql("""
@@ -3946,7 +4070,7 @@ class GeneratedClient(AsyncBaseClient):
         return Principal.model_validate(data)
 
     async def schedules(
-        self, project: str | None | UnsetType = UNSET, **kwargs: Any
+        self, project: Union[Optional[str], UnsetType] = UNSET, **kwargs: Any
     ) -> Schedules:
         query = gql("""
             query Schedules($project: String) {
@@ -4236,10 +4360,10 @@ class GeneratedClient(AsyncBaseClient):
 
     async def task_events(
         self,
-        task_id: str | None | UnsetType = UNSET,
-        project: str | None | UnsetType = UNSET,
-        after: str | None | UnsetType = UNSET,
-        first: int | None | UnsetType = UNSET,
+        task_id: Union[Optional[str], UnsetType] = UNSET,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        first: Union[Optional[int], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> TaskEvents:
         query = gql("""
@@ -4313,13 +4437,13 @@ class GeneratedClient(AsyncBaseClient):
 
     async def tasks(
         self,
-        project: str | None | UnsetType = UNSET,
-        state: TaskState | None | UnsetType = UNSET,
-        assignee: str | None | UnsetType = UNSET,
-        requester: str | None | UnsetType = UNSET,
-        parent_task_id: str | None | UnsetType = UNSET,
-        first: int | None | UnsetType = UNSET,
-        after: str | None | UnsetType = UNSET,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        state: Union[Optional[TaskState], UnsetType] = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        requester: Union[Optional[str], UnsetType] = UNSET,
+        parent_task_id: Union[Optional[str], UnsetType] = UNSET,
+        first: Union[Optional[int], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> Tasks:
         query = gql("""
@@ -4555,12 +4679,77 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return Tokens.model_validate(data)
 
+    async def webhook_deliveries(
+        self,
+        webhook_id: str,
+        first: Union[Optional[int], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> WebhookDeliveries:
+        query = gql("""
+            query WebhookDeliveries($webhook_id: ID!, $first: Int, $after: ID) {
+              webhook_deliveries(webhook_id: $webhook_id, first: $first, after: $after) {
+                id
+                event_cursor
+                attempt
+                status_code
+                error
+                duration_ms
+                at
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "webhook_id": webhook_id,
+            "first": first,
+            "after": after,
+        }
+        response = await self.execute(
+            query=query,
+            operation_name="WebhookDeliveries",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return WebhookDeliveries.model_validate(data)
+
+    async def webhooks(self, **kwargs: Any) -> Webhooks:
+        query = gql("""
+            query Webhooks {
+              webhooks {
+                ...WebhookFields
+              }
+            }
+
+            fragment WebhookFields on Webhook {
+              id
+              url
+              project
+              task_id
+              assignee
+              kinds
+              description
+              enabled
+              disabled_reason
+              last_cursor
+              pending
+              last_error
+              created_at
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="Webhooks", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Webhooks.model_validate(data)
+
     async def on_task_events(
         self,
-        project: str | None | UnsetType = UNSET,
-        task_id: str | None | UnsetType = UNSET,
-        assignee: str | None | UnsetType = UNSET,
-        after: str | None | UnsetType = UNSET,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        task_id: Union[Optional[str], UnsetType] = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
         **kwargs: Any,
     ) -> AsyncIterator[OnTaskEvents]:
         query = gql("""

@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 
@@ -14,11 +15,11 @@ class CreateTokenCreateToken(BaseModel):
 class CreateTokenCreateTokenTokenInfo(BaseModel):
     id: str
     principal: str
-    label: str | None
+    label: Optional[str]
     created_at: str
-    last_used_at: str | None
-    expires_at: str | None
-    revoked_at: str | None
+    last_used_at: Optional[str]
+    expires_at: Optional[str]
+    revoked_at: Optional[str]
 
 
 CreateToken.model_rebuild()

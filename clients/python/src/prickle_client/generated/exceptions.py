@@ -1,4 +1,4 @@
-from typing import Any, Protocol
+from typing import Any, Optional, Protocol, Union
 
 
 class Response(Protocol):
@@ -30,10 +30,10 @@ class GraphQLClientGraphQLError(GraphQLClientError):
     def __init__(
         self,
         message: str,
-        locations: list[dict[str, int]] | None = None,
-        path: list[str] | None = None,
-        extensions: dict[str, object] | None = None,
-        original: dict[str, object] | None = None,
+        locations: Optional[list[dict[str, int]]] = None,
+        path: Optional[list[str]] = None,
+        extensions: Optional[dict[str, object]] = None,
+        original: Optional[dict[str, object]] = None,
     ):
         self.message = message
         self.locations = locations
@@ -59,7 +59,7 @@ class GraphQLClientGraphQLMultiError(GraphQLClientError):
     def __init__(
         self,
         errors: list[GraphQLClientGraphQLError],
-        data: dict[str, Any] | None = None,
+        data: Optional[dict[str, Any]] = None,
     ):
         self.errors = errors
         self.data = data
@@ -69,7 +69,7 @@ class GraphQLClientGraphQLMultiError(GraphQLClientError):
 
     @classmethod
     def from_errors_dicts(
-        cls, errors_dicts: list[dict[str, Any]], data: dict[str, Any] | None = None
+        cls, errors_dicts: list[dict[str, Any]], data: Optional[dict[str, Any]] = None
     ) -> "GraphQLClientGraphQLMultiError":
         return cls(
             errors=[GraphQLClientGraphQLError.from_dict(e) for e in errors_dicts],
@@ -77,8 +77,8 @@ class GraphQLClientGraphQLMultiError(GraphQLClientError):
         )
 
 
-class GraphQLClientInvalidMessageFormat(GraphQLClientError):
-    def __init__(self, message: str | bytes) -> None:
+class GraphQLClientInvalidMessageFormat(GraphQLClientError):  # noqa: N818
+    def __init__(self, message: Union[str, bytes]) -> None:
         self.message = message
 
     def __str__(self) -> str:

@@ -28,14 +28,14 @@ class EventFields(BaseModel):
     kind: EventKind
     task_id: str
     project: str
-    from_state: TaskState | None
+    from_state: Optional[TaskState]
     to_state: TaskState
-    waiting_on: WaitingOn | None
-    verb: str | None
-    actor: str | None
+    waiting_on: Optional[WaitingOn]
+    verb: Optional[str]
+    actor: Optional[str]
     at: str
     version: int
-    note: str | None
+    note: Optional[str]
 
 
 class ResultFields(BaseModel):
@@ -44,55 +44,73 @@ class ResultFields(BaseModel):
     provenance: Provenance
     returned_by: str
     returned_at: str
-    submission_id: str | None
-    revision: int | None
-    artifacts: list["ResultFieldsArtifacts"] | None
-    status: ResultStatus | None
-    verdicts: list["ResultFieldsVerdicts"] | None
-    verified_by: Annotated[Union["ResultFieldsVerifiedByPersonRef", "ResultFieldsVerifiedByAgentRef", "ResultFieldsVerifiedBySystemRef"], Field(discriminator="typename__")] | None
-    decided_by: Annotated[Union["ResultFieldsDecidedByPersonRef", "ResultFieldsDecidedByAgentRef", "ResultFieldsDecidedBySystemRef"], Field(discriminator="typename__")] | None
-    decided_by_policy: DecidedByPolicy | None
-    reason: str | None
+    submission_id: Optional[str]
+    revision: Optional[int]
+    artifacts: Optional[list["ResultFieldsArtifacts"]]
+    status: Optional[ResultStatus]
+    verdicts: Optional[list["ResultFieldsVerdicts"]]
+    verified_by: Optional[
+        Annotated[
+            Union[
+                "ResultFieldsVerifiedByPersonRef",
+                "ResultFieldsVerifiedByAgentRef",
+                "ResultFieldsVerifiedBySystemRef",
+            ],
+            Field(discriminator="typename__"),
+        ]
+    ]
+    decided_by: Optional[
+        Annotated[
+            Union[
+                "ResultFieldsDecidedByPersonRef",
+                "ResultFieldsDecidedByAgentRef",
+                "ResultFieldsDecidedBySystemRef",
+            ],
+            Field(discriminator="typename__"),
+        ]
+    ]
+    decided_by_policy: Optional[DecidedByPolicy]
+    reason: Optional[str]
     evidence_report: Optional["ResultFieldsEvidenceReport"]
     lineage: Optional["ResultFieldsLineage"]
-    provenance_status: ProvenanceStatus | None
+    provenance_status: Optional[ProvenanceStatus]
 
 
 class ResultFieldsEvidence(BaseModel):
     kind: EvidenceKind
     summary: str
-    url: str | None
-    content: str | None
-    criteria: list[int] | None
-    artifact: int | None
-    observed_at: str | None
-    verifier: Verifier | None
+    url: Optional[str]
+    content: Optional[str]
+    criteria: Optional[list[int]]
+    artifact: Optional[int]
+    observed_at: Optional[str]
+    verifier: Optional[Verifier]
 
 
 class ResultFieldsArtifacts(BaseModel):
     ref: str
-    sha256: str | None
-    commit_sha: str | None
+    sha256: Optional[str]
+    commit_sha: Optional[str]
 
 
 class ResultFieldsVerdicts(BaseModel):
     criterion: int
     accepted: bool
-    note: str | None
+    note: Optional[str]
 
 
 class ResultFieldsVerifiedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class ResultFieldsVerifiedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class ResultFieldsVerifiedBySystemRef(BaseModel):
@@ -104,14 +122,14 @@ class ResultFieldsDecidedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class ResultFieldsDecidedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class ResultFieldsDecidedBySystemRef(BaseModel):
@@ -169,8 +187,8 @@ class ResultFieldsLineageCauseTaskCause(BaseModel):
     kind: str
     task_id: str
     basis: GateBasis
-    rule_id: str | None
-    approval_id: str | None
+    rule_id: Optional[str]
+    approval_id: Optional[str]
 
 
 class ResultFieldsLineageCauseNoCause(BaseModel):
@@ -214,23 +232,23 @@ class ScheduleFields(BaseModel):
     project: str
     owner: str
     version: int
-    assignee: str | None
+    assignee: Optional[str]
     capability: Optional["ScheduleFieldsCapability"]
     packet: "ScheduleFieldsPacket"
-    display_title: str | None
-    turn_budget: int | None
-    cron: str | None
-    every_seconds: int | None
+    display_title: Optional[str]
+    turn_budget: Optional[int]
+    cron: Optional[str]
+    every_seconds: Optional[int]
     timezone: str
-    starts_at: str | None
-    ends_at: str | None
+    starts_at: Optional[str]
+    ends_at: Optional[str]
     catch_up: CatchUp
     paused: bool
-    next_run_at: str | None
-    last_run_at: str | None
-    last_task_id: str | None
+    next_run_at: Optional[str]
+    last_run_at: Optional[str]
+    last_task_id: Optional[str]
     runs: int
-    last_error: str | None
+    last_error: Optional[str]
     created_at: str
 
 
@@ -252,14 +270,14 @@ class TaskFields(BaseModel):
     id: str
     project: str
     state: TaskState
-    waiting_on: WaitingOn | None
-    requester: str | None
+    waiting_on: Optional[WaitingOn]
+    requester: Optional[str]
     assignee: str
     packet: "TaskFieldsPacket"
     result: Optional["TaskFieldsResult"]
     latest_checkpoint: Optional["TaskFieldsLatestCheckpoint"]
     latest_checkpoint_by: Optional["TaskFieldsLatestCheckpointBy"]
-    parent_task_id: str | None
+    parent_task_id: Optional[str]
     created_at: str
     updated_at: str
     requested_by: Union[
@@ -267,10 +285,10 @@ class TaskFields(BaseModel):
         "TaskFieldsRequestedByAgentRef",
         "TaskFieldsRequestedBySystemRef",
     ] = Field(discriminator="typename__")
-    origin_message_id: str | None
+    origin_message_id: Optional[str]
     route: "TaskFieldsRoute"
-    display_title: str | None
-    turn_budget: int | None
+    display_title: Optional[str]
+    turn_budget: Optional[int]
 
 
 class TaskFieldsPacket(BaseModel):
@@ -292,7 +310,7 @@ class TaskFieldsLatestCheckpoint(BaseModel):
     files_touched: list[str]
     next_steps: list[str]
     open_questions: list[str]
-    needs_answer: bool | None
+    needs_answer: Optional[bool]
 
 
 class TaskFieldsLatestCheckpointBy(BaseModel):
@@ -305,14 +323,14 @@ class TaskFieldsRequestedByPersonRef(BaseModel):
     typename__: Literal["PersonRef"] = Field(alias="__typename")
     kind: str
     handle: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class TaskFieldsRequestedByAgentRef(BaseModel):
     typename__: Literal["AgentRef"] = Field(alias="__typename")
     kind: str
     agent_id: str
-    erased: bool | None
+    erased: Optional[bool]
 
 
 class TaskFieldsRequestedBySystemRef(BaseModel):
@@ -336,8 +354,25 @@ class TaskDetail(TaskFields):
     as_protocol: Any
 
 
+class WebhookFields(BaseModel):
+    id: str
+    url: str
+    project: Optional[str]
+    task_id: Optional[str]
+    assignee: Optional[str]
+    kinds: Optional[list[str]]
+    description: Optional[str]
+    enabled: bool
+    disabled_reason: Optional[str]
+    last_cursor: str
+    pending: int
+    last_error: Optional[str]
+    created_at: str
+
+
 EventFields.model_rebuild()
 ResultFields.model_rebuild()
 ScheduleFields.model_rebuild()
 TaskFields.model_rebuild()
 TaskDetail.model_rebuild()
+WebhookFields.model_rebuild()

@@ -16,8 +16,8 @@ from .enums import (
 
 class ArtifactInput(BaseModel):
     ref: str
-    sha256: str | None = None
-    commit_sha: str | None = None
+    sha256: Optional[str] = None
+    commit_sha: Optional[str] = None
 
 
 class CapabilityInput(BaseModel):
@@ -29,11 +29,11 @@ class CheckpointInput(BaseModel):
     """The fields of latest_checkpoint."""
 
     progress: str
-    decisions: list[str] | None = None
-    files_touched: list[str] | None = None
-    next_steps: list[str] | None = None
-    open_questions: list[str] | None = None
-    needs_answer: bool | None = None
+    decisions: Optional[list[str]] = None
+    files_touched: Optional[list[str]] = None
+    next_steps: Optional[list[str]] = None
+    open_questions: Optional[list[str]] = None
+    needs_answer: Optional[bool] = None
 
 
 class ContextItemInput(BaseModel):
@@ -41,20 +41,20 @@ class ContextItemInput(BaseModel):
 
     kind: ContextKind
     sha256: str
-    task_id: str | None = None
-    key: str | None = None
-    checkpoint_id: str | None = None
+    task_id: Optional[str] = None
+    key: Optional[str] = None
+    checkpoint_id: Optional[str] = None
 
 
 class EvidenceInput(BaseModel):
     kind: EvidenceKind
     summary: str
-    url: str | None = None
-    content: str | None = None
-    criteria: list[int] | None = None
-    artifact: int | None = None
-    observed_at: str | None = None
-    verifier: Verifier | None = None
+    url: Optional[str] = None
+    content: Optional[str] = None
+    criteria: Optional[list[int]] = None
+    artifact: Optional[int] = None
+    observed_at: Optional[str] = None
+    verifier: Optional[Verifier] = None
 
 
 class GateRuleInput(BaseModel):
@@ -62,11 +62,11 @@ class GateRuleInput(BaseModel):
 
     effect: GateEffect
     priority: int = 0
-    project: str | None = None
-    requester_owner: str | None = None
-    requester_agent: str | None = None
-    deliverable_type: DeliverableType | None = None
-    capability_kind: CapabilityKind | None = None
+    project: Optional[str] = None
+    requester_owner: Optional[str] = None
+    requester_agent: Optional[str] = None
+    deliverable_type: Optional[DeliverableType] = None
+    capability_kind: Optional[CapabilityKind] = None
 
 
 class HandoffInput(BaseModel):
@@ -75,20 +75,20 @@ class HandoffInput(BaseModel):
     project: str
     assignee: str
     packet: "PacketInput"
-    parent_task_id: str | None = None
-    display_title: str | None = None
-    turn_budget: int | None = None
-    origin_message_id: str | None = None
-    idempotency_key: str | None = None
+    parent_task_id: Optional[str] = None
+    display_title: Optional[str] = None
+    turn_budget: Optional[int] = None
+    origin_message_id: Optional[str] = None
+    idempotency_key: Optional[str] = None
 
 
 class PacketInput(BaseModel):
     task: str
     deliverable_type: DeliverableType
     acceptance_criteria: list[str]
-    context: str | None = None
-    files: list[str] | None = None
-    depends_on: list[str] | None = None
+    context: Optional[str] = None
+    files: Optional[list[str]] = None
+    depends_on: Optional[list[str]] = None
 
 
 class RequestCapabilityInput(BaseModel):
@@ -97,29 +97,29 @@ class RequestCapabilityInput(BaseModel):
     project: str
     capability: "CapabilityInput"
     packet: "PacketInput"
-    parent_task_id: str | None = None
-    display_title: str | None = None
-    turn_budget: int | None = None
-    origin_message_id: str | None = None
-    idempotency_key: str | None = None
+    parent_task_id: Optional[str] = None
+    display_title: Optional[str] = None
+    turn_budget: Optional[int] = None
+    origin_message_id: Optional[str] = None
+    idempotency_key: Optional[str] = None
 
 
 class ResultInput(BaseModel):
     summary: str
     evidence: list["EvidenceInput"]
     provenance: Provenance
-    submission_id: str | None = None
-    artifacts: list["ArtifactInput"] | None = None
-    context: list["ContextItemInput"] | None = None
+    submission_id: Optional[str] = None
+    artifacts: Optional[list["ArtifactInput"]] = None
+    context: Optional[list["ContextItemInput"]] = None
 
 
 class ResultRuleInput(BaseModel):
     """A result rule: unset match fields match anything."""
 
     policy: ResultPolicy
-    project: str | None = None
-    assignee: str | None = None
-    deliverable_type: DeliverableType | None = None
+    project: Optional[str] = None
+    assignee: Optional[str] = None
+    deliverable_type: Optional[DeliverableType] = None
 
 
 class ScheduleInput(BaseModel):
@@ -127,22 +127,34 @@ class ScheduleInput(BaseModel):
 
     project: str
     packet: "PacketInput"
-    assignee: str | None = None
+    assignee: Optional[str] = None
     capability: Optional["CapabilityInput"] = None
-    display_title: str | None = None
-    turn_budget: int | None = None
-    cron: str | None = None
-    every_seconds: int | None = None
+    display_title: Optional[str] = None
+    turn_budget: Optional[int] = None
+    cron: Optional[str] = None
+    every_seconds: Optional[int] = None
     timezone: str = "UTC"
-    starts_at: str | None = None
-    ends_at: str | None = None
+    starts_at: Optional[str] = None
+    ends_at: Optional[str] = None
     catch_up: CatchUp = CatchUp.skip
 
 
 class VerdictInput(BaseModel):
     criterion: int
     accepted: bool
-    note: str | None = None
+    note: Optional[str] = None
+
+
+class WebhookInput(BaseModel):
+    """A webhook: where to POST, and the filters (each one given narrows the events to those that match it)."""
+
+    url: str
+    project: Optional[str] = None
+    task_id: Optional[str] = None
+    assignee: Optional[str] = None
+    kinds: Optional[list[str]] = None
+    "Event kinds: created, moved, checkpointed, result, answered."
+    description: Optional[str] = None
 
 
 HandoffInput.model_rebuild()

@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 from .enums import CapabilityKind, DeliverableType, GateEffect
@@ -12,11 +13,11 @@ class SetGateRuleSetGateRule(BaseModel):
     owner: str
     effect: GateEffect
     priority: int
-    project: str | None
-    requester_owner: str | None
-    requester_agent: str | None
-    deliverable_type: DeliverableType | None
-    capability_kind: CapabilityKind | None
+    project: Optional[str]
+    requester_owner: Optional[str]
+    requester_agent: Optional[str]
+    deliverable_type: Optional[DeliverableType]
+    capability_kind: Optional[CapabilityKind]
     created_at: str
 
 

@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 from .enums import DeliverableType, ResultPolicy
@@ -11,9 +12,9 @@ class SetResultRuleSetResultRule(BaseModel):
     id: str
     owner: str
     policy: ResultPolicy
-    project: str | None
-    assignee: str | None
-    deliverable_type: DeliverableType | None
+    project: Optional[str]
+    assignee: Optional[str]
+    deliverable_type: Optional[DeliverableType]
     created_at: str
 
 

@@ -61,7 +61,7 @@ class TaskTaskCheckpointsCheckpoint(BaseModel):
     files_touched: list[str]
     next_steps: list[str]
     open_questions: list[str]
-    needs_answer: bool | None
+    needs_answer: Optional[bool]
 
 
 TaskTaskResults = ResultFields

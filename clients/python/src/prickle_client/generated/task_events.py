@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 from .enums import TaskState
@@ -16,7 +17,7 @@ class TaskEventsTaskEvents(BaseModel):
 
 class TaskEventsTaskEventsPageInfo(BaseModel):
     has_next_page: bool
-    end_cursor: str | None
+    end_cursor: Optional[str]
 
 
 class TaskEventsTaskEventsEdges(BaseModel):

@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 from .fragments import TaskDetail
@@ -15,7 +16,7 @@ class TasksTasks(BaseModel):
 
 class TasksTasksPageInfo(BaseModel):
     has_next_page: bool
-    end_cursor: str | None
+    end_cursor: Optional[str]
 
 
 class TasksTasksEdges(BaseModel):

@@ -1,3 +1,4 @@
+from typing import Optional
 
 from .base_model import BaseModel
 
@@ -9,11 +10,11 @@ class Tokens(BaseModel):
 class TokensTokens(BaseModel):
     id: str
     principal: str
-    label: str | None
+    label: Optional[str]
     created_at: str
-    last_used_at: str | None
-    expires_at: str | None
-    revoked_at: str | None
+    last_used_at: Optional[str]
+    expires_at: Optional[str]
+    revoked_at: Optional[str]
 
 
 Tokens.model_rebuild()

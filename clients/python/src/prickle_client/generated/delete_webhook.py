@@ -1,0 +1,5 @@
+from .base_model import BaseModel
+
+
+class DeleteWebhook(BaseModel):
+    delete_webhook: bool
