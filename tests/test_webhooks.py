@@ -261,3 +261,17 @@ async def test_the_client_checks_the_address_again_when_it_connects(receiver: Re
         assert (await allowed.post(receiver.url, content=b"{}")).status_code == 200
     finally:
         await allowed.aclose()
+
+
+def test_the_metrics_count_the_events_a_failing_webhook_still_owes(
+    cast: Cast, receiver: Receiver
+) -> None:
+    """`prickle_webhook_backlog`: events after each enabled webhook's last delivered one."""
+    from test_operations_metrics import scrape, value
+
+    receiver.status = 500  # nothing is acknowledged: the webhook's cursor stays put
+    create(cast, "alice", receiver.url, project=cast.project("owed"))
+    before = value(scrape(cast.server), "prickle_webhook_backlog")
+    for _ in range(3):  # a created and a moved event each
+        cast.handoff("alice", "alice/coder", "owed")
+    assert value(scrape(cast.server), "prickle_webhook_backlog") == before + 6

@@ -33,7 +33,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.registry import Collector
 from starlette.requests import Request
@@ -79,17 +79,25 @@ def process_ended() -> None:
         mark_process_dead(os.getpid())
 
 
-class _EventsWritten(Collector):
-    def __init__(self, last_seq: int) -> None:
+class _FromTheDatabase(Collector):
+    """Figures every process shares, read from the database at scrape time."""
+
+    def __init__(self, last_seq: int, webhook_backlog: int) -> None:
         self.last_seq = last_seq
+        self.webhook_backlog = webhook_backlog
 
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily(
             "prickle_events_written", "Events written to the event log", value=self.last_seq
         )
+        yield GaugeMetricFamily(
+            "prickle_webhook_backlog",
+            "Events after each enabled webhook's last delivered one, summed",
+            value=self.webhook_backlog,
+        )
 
 
-def exposition(last_seq: int) -> bytes:
+def exposition(last_seq: int, webhook_backlog: int = 0) -> bytes:
     """Every process's figures (or this one's, outside multiprocess mode), in text format."""
     registry = REGISTRY
     if os.environ.get(MULTIPROCESS):
@@ -98,7 +106,7 @@ def exposition(last_seq: int) -> bytes:
     else:
         registry = CollectorRegistry()
         registry.register(_Everything())
-    registry.register(_EventsWritten(last_seq))
+    registry.register(_FromTheDatabase(last_seq, webhook_backlog))
     return generate_latest(registry)
 
 
@@ -122,7 +130,8 @@ async def serve_metrics(request: Request) -> Response:
     HUB_LAG.set(max(hub.committed - hub.head, 0))
     async with state.store.read() as tx:
         last_seq = await tx.events.last_seq()
-    return Response(exposition(last_seq), media_type=CONTENT_TYPE_LATEST)
+        backlog = await tx.webhooks.backlog(last_seq)
+    return Response(exposition(last_seq, backlog), media_type=CONTENT_TYPE_LATEST)
 
 
 async def watch_hub(hub: _HasHead, seconds: float = 1.0) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, or_, select, update
+from sqlalchemy import BigInteger, Select, bindparam, delete, func, insert, or_, select, update
 
 from app.domain.clock import parse_rfc3339, rfc3339
 from app.domain.principals import Principal
@@ -25,6 +25,8 @@ webhook_deliveries = table_of(WebhookDeliveryRow)
 KEPT_DELIVERIES = 1000
 
 _BY_ID = select(webhooks).where(webhooks.c.id == bindparam("webhook_id"))
+_BEHIND = bindparam("last_seq", type_=BigInteger) - webhooks.c.last_cursor
+_BACKLOG: Select[int] = select(func.coalesce(func.sum(_BEHIND), 0)).where(webhooks.c.enabled)
 _HELD = webhooks.c.id == bindparam("webhook_id"), webhooks.c.leased_by == bindparam("holder")
 _OLDEST_KEPT = (
     select(webhook_deliveries.c.id)
@@ -83,6 +85,12 @@ def delivery_from_row(row: Any) -> Delivery:
 
 class Webhooks(Repository):
     __slots__ = ()
+
+    async def backlog(self, last_seq: int) -> int:
+        """Events after each enabled webhook's last delivered one, summed: what delivery has
+        still to send or judge (an upper bound: some may not match a webhook's filters)."""
+        found = await self.tx.one(_BACKLOG, {"last_seq": last_seq})
+        return int(found[0]) if found else 0
 
     async def insert(self, webhook: Webhook) -> None:
         f = webhook.filters
