@@ -17,7 +17,7 @@ from live import BRIEF, Cast, last_cursor, opened
 from server import Server, postgres_only
 from websockets.exceptions import ConnectionClosed
 
-SUBSCRIBERS = 100
+SUBSCRIBERS = 200
 CAST = ("alice", "alice/coder", "alice/writer")
 
 
