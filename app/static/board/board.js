@@ -556,6 +556,7 @@
     const counter = h("p", { class: "muted tl-count" });
     let after = null;
     let loaded = 0;
+    let complete = false;
     const page = async (first) => {
       more.disabled = true;
       try {
@@ -565,7 +566,8 @@
         loaded += conn.edges.length;
         after = conn.page_info.end_cursor || after;
         counter.textContent = `${loaded} of ${conn.total_count} events`;
-        more.hidden = !conn.page_info.has_next_page;
+        complete = !conn.page_info.has_next_page;
+        more.hidden = complete;
         more.textContent = `Show ${Math.min(TIMELINE_PAGE, conn.total_count - loaded)} more`;
       } catch (error) {
         counter.textContent = `Could not load the timeline: ${error.message} (${error.code})`;
@@ -575,7 +577,9 @@
     };
     more.addEventListener("click", () => page(TIMELINE_PAGE));
     box.replaceChildren(counter, items, more);
-    box.timelineShown = () => loaded;
+    // A refresh shows as many events as the reader had opened, and the new ones too when
+    // the reader had reached the end.
+    box.timelineShown = () => (complete ? loaded + TIMELINE_PAGE : loaded);
     await page(Math.min(Math.max(shown, TIMELINE_PAGE), PAGE));
   }
 
@@ -903,6 +907,7 @@
   async function load(project) {
     const loadId = ++app.loadId;
     const live = app.live;
+    const wanted = new URLSearchParams(location.search).get("task");
     live.unsubscribe("board");
     closeDetail();
     app.board.clear();
@@ -932,7 +937,6 @@
         after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
       } while (after);
       notice(app.board.cards.size ? "" : `No tasks in ${project} yet; new ones appear here live.`);
-      const wanted = new URLSearchParams(location.search).get("task");
       if (wanted) openDetail(wanted);
     } catch (error) {
       if (loadId !== app.loadId) return;
