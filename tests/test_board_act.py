@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (the tests take test_board's `browser` and `page` fixtures by name)
 """People act from the board: the verbs in the detail panel, the inbox, find, the timeline.
 
 Headless Chromium against a real `prickle serve` on a database seeded through the service
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
 from server import Server, module_database, start
-from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (fixtures)
+from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
 
 from app import service
 from app.storage.migrate import upgrade
@@ -91,11 +92,7 @@ def sign_in(page: Any, server: Server, token: str, query: str) -> None:
 def open_task(page: Any, server: Server, token: str, project: str, task_id: str) -> Any:
     sign_in(page, server, token, f"project={project}&task={task_id}")
     detail = page.locator(f"#detail [data-task='{task_id}']")
-    try:
-        detail.wait_for(timeout=5000)
-    except Exception:
-        print("DEBUG", page.evaluate("[document.querySelector('#notice').textContent, document.querySelector('#detail').outerHTML.slice(0,2000), location.href, prickleBoard.size]"))
-        raise
+    detail.wait_for()
     return detail
 
 
@@ -111,7 +108,10 @@ def allowed_verbs(server: Server, task_id: str, token: str) -> list[str]:
 
 
 def task_of(server: Server, task_id: str, token: str) -> dict[str, Any]:
-    query = "query($id: ID!) { task(id: $id) { state version waiting_on result { verdicts { criterion accepted note } decided_by { ... on PersonRef { handle } } } } }"
+    query = (
+        "query($id: ID!) { task(id: $id) { state version waiting_on result {"
+        " verdicts { criterion accepted note } decided_by { ... on PersonRef { handle } } } } }"
+    )
     return server.data(query, {"id": task_id}, token)["task"]
 
 
@@ -131,7 +131,8 @@ def events_count(server: Server, task_id: str, token: str) -> int:
 
 def column_of(page: Any, task_id: str) -> str | None:
     return page.evaluate(
-        "(id) => document.querySelector(`.card[data-id='${id}']`)?.closest('.column')?.dataset.state ?? null",
+        "(id) => document.querySelector(`.card[data-id='${id}']`)"
+        "?.closest('.column')?.dataset.state ?? null",
         task_id,
     )
 
@@ -406,7 +407,7 @@ def test_the_panel_is_reachable_by_keyboard_and_every_control_is_labelled(served
     assert page.evaluate("document.activeElement.dataset.id") == task_id
 
 
-def test_the_board_and_the_panel_are_readable_360_pixels_wide(served, browser) -> None:  # noqa: F811
+def test_the_board_and_the_panel_are_readable_360_pixels_wide(served, browser) -> None:
     server, cast = served
     context = browser.new_context(viewport={"width": 360, "height": 740})
     try:

@@ -689,7 +689,9 @@
   }
 
   function actSection(task, version, verbs) {
-    const known = verbs.filter((v) => VERBS[v]);
+    // What the person is asked for first; the verbs that end or refuse the task last.
+    const rank = (v) => (INBOX_VERBS.includes(v) ? 0 : ["cancel_task", "deny_task"].includes(v) ? 2 : 1);
+    const known = verbs.filter((v) => VERBS[v]).sort((a, b) => rank(a) - rank(b));
     if (!known.length) return h("p", { class: "muted", text: "Nothing you may do on this task now." });
     return h("div", { class: "act" }, known.map((verb) => {
       const spec = VERBS[verb];
