@@ -49,6 +49,7 @@ async def seed(url: str) -> Cast:
             "cancel": (await drive(store, "routed")).id,
             "stale": (await drive(store, "routed")).id,
             "narrow": (await drive(store, "approval")).id,
+            "returned": (await drive(store, "returned")).id,
         }
         for i, (title, assignee) in enumerate(
             [
@@ -256,11 +257,30 @@ def test_a_stale_view_gets_conflict_and_refreshes(served, page) -> None:
     status.filter(has_text="conflict").wait_for()
     assert "refreshed" in status.inner_text()
     page.locator(f"#detail [data-task='{task_id}'][data-version='{drawn + 1}']").wait_for()
+    shot(page, "board-act-conflict.png")
     assert task_of(server, task_id, cast.alice)["state"] == "accepted"  # nothing was overwritten
     assert page.evaluate("prickleBoard.acted") == [
         {"verb": "cancel_task", "task_id": task_id, "ok": False, "code": "conflict"}
     ]
     wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'accepted'")
+
+
+def test_a_refused_move_is_shown_in_words_with_its_code_and_changes_nothing(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["returned"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    form = detail.locator("form[data-verb=reroute]")
+    form.get_by_label("New assignee").fill("bob/nobody")
+    form.get_by_role("button", name="Reroute").click()
+
+    status = page.locator("#act-status.error")
+    status.wait_for()
+    [acted] = page.evaluate("prickleBoard.acted")
+    assert acted["ok"] is False and acted["code"]
+    assert status.inner_text().startswith("Not done: ")
+    assert status.inner_text().endswith(f"({acted['code']})")
+    assert task_of(server, task_id, cast.alice)["state"] == "returned"
+    assert column_of(page, task_id) == "returned"
 
 
 # the inbox
@@ -363,6 +383,8 @@ def test_the_timeline_pages_through_a_long_history(served, page) -> None:
     assert not detail.locator("#timeline button.more").is_visible()
     seqs = page.evaluate("[...document.querySelectorAll('#timeline .tl')].map(e => +e.dataset.seq)")
     assert seqs == sorted(seqs) and len(set(seqs)) == total
+    detail.locator("#timeline").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "board-timeline.png"))
     last = items.last.inner_text()
     assert "checkpointed" in last and "bob/coder" in last and "save_checkpoint" in last
 
