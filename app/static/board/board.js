@@ -971,7 +971,9 @@
         return $("detail-body").replaceChildren(h("p", { class: "muted", text: `No visible task ${id}.` }));
       }
       const view = detailView(data.task, (next) => openDetail(next), shown);
+      const typed = quiet ? typedInForms() : null;
       $("detail-body").replaceChildren(view);
+      if (typed) restoreForms(typed);
       if (!quiet) $("detail-title")?.focus({ preventScroll: true });
     } catch (error) {
       if (error.code === "unauthenticated") return authFailed();
@@ -988,6 +990,30 @@
     setUrl({ task: null });
     const card = was && app.board?.cards.get(was)?.el;
     if (card && document.activeElement?.closest?.("#detail")) card.focus({ preventScroll: true });
+  }
+
+  // A refresh redraws the forms; what the person had typed (and where) is kept.
+  const formKey = (el) => {
+    const verb = el.closest("form.verb")?.dataset.verb;
+    const name = el.name || (el.dataset.criterion != null ? `c${el.dataset.criterion}` : `n${el.dataset.note}`);
+    return verb ? `${verb}|${name}` : null;
+  };
+
+  function typedInForms() {
+    const values = new Map();
+    for (const el of document.querySelectorAll("#detail form.verb :is(input, select, textarea)")) {
+      values.set(formKey(el), el.value);
+    }
+    const focused = document.activeElement?.closest?.("#detail form.verb") ? formKey(document.activeElement) : null;
+    return { values, focused };
+  }
+
+  function restoreForms({ values, focused }) {
+    for (const el of document.querySelectorAll("#detail form.verb :is(input, select, textarea)")) {
+      const key = formKey(el);
+      if (values.has(key)) el.value = values.get(key);
+      if (key === focused) el.focus({ preventScroll: true });
+    }
   }
 
   function refreshDetail(taskId) {
