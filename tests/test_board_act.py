@@ -50,6 +50,7 @@ async def seed(url: str) -> Cast:
             "stale": (await drive(store, "routed")).id,
             "narrow": (await drive(store, "approval")).id,
             "returned": (await drive(store, "returned")).id,
+            "asks_alice": (await drive(store, "waiting", "human", "accepted")).id,
         }
         for i, (title, assignee) in enumerate(
             [
@@ -330,6 +331,24 @@ def test_the_inbox_shows_a_new_held_handoff_live_and_drops_it_once_decided(serve
     item.wait_for(state="detached")
     assert created not in page.evaluate("prickleBoard.inbox")
     assert last_event(server, created, cast.bob)["actor"] == "bob"
+
+
+def test_the_inbox_gathers_results_and_questions_from_every_project(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=held&inbox=1")
+    inbox = page.evaluate("prickleBoard.inbox")
+    for name, why, project in [
+        ("narrow", "result waits for your decision", "review"),
+        ("asks_alice", "question waits for your answer", "work"),
+    ]:
+        assert cast.tasks[name] in inbox
+        text = page.locator(f"#inbox-list [data-id='{cast.tasks[name]}']").inner_text()
+        assert why in text and project in text
+    assert cast.tasks["held_for_inbox"] not in inbox  # bob's to approve, not alice's
+    page.locator(f"#inbox-list [data-id='{cast.tasks['asks_alice']}'] button").click()
+    page.locator(
+        f"#detail [data-task='{cast.tasks['asks_alice']}'] form[data-verb=answer]"
+    ).wait_for()
 
 
 def test_the_inbox_of_someone_with_nothing_waiting_is_empty(served, page) -> None:
