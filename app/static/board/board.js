@@ -386,7 +386,8 @@
     // Find: which cards are shown. Text matches the title or the task; assignee and
     // requester match any part of the id (`bob/` is every agent of bob's).
     setFilter(filter) {
-      this.filter = filter;
+      this.filter = { ...filter, state: STATES.includes(filter.state) ? filter.state : "" };
+      filter = this.filter;
       for (const { el, task } of this.cards.values()) el.hidden = !this.matches(task);
       for (const [state, c] of this.columns) c.col.hidden = Boolean(filter.state) && filter.state !== state;
       this.recount();
