@@ -249,7 +249,7 @@ def test_a_stale_view_gets_conflict_and_refreshes(served, page) -> None:
     task_id = cast.tasks["stale"]
     detail = open_task(page, server, cast.alice, "work", task_id)
     drawn = int(detail.get_attribute("data-version"))
-    page.evaluate("prickleBoard.dropConnection(6000)")  # the view stops hearing of moves
+    page.evaluate("prickleBoard.dropConnection(15000)")  # the view stops hearing of moves
     server.run_data("mutations/accept_task", {"task_id": task_id}, cast.bob)
 
     detail.locator("form[data-verb=cancel_task] button").click()
@@ -263,7 +263,7 @@ def test_a_stale_view_gets_conflict_and_refreshes(served, page) -> None:
     assert page.evaluate("prickleBoard.acted") == [
         {"verb": "cancel_task", "task_id": task_id, "ok": False, "code": "conflict"}
     ]
-    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'accepted'")
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'accepted'", timeout=40)
 
 
 def test_a_refused_move_is_shown_in_words_with_its_code_and_changes_nothing(served, page) -> None:
