@@ -120,7 +120,7 @@ async def measure(url: str, tmp: Path, base: Path | None, runs: int, seconds: fl
         figures: dict[str, Any] = {}
         for first in SIZES:
             rounds: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
-            for name, server in servers.items():  # warm up
+            for server in servers.values():  # warm up
                 await one_round(server, first, 0.5)
             for _ in range(runs):
                 for name, server in servers.items():
