@@ -53,11 +53,13 @@ def serve(root: Path, url: str, logs: Path) -> Server:
     return server
 
 
-async def populate(url: str, token: str) -> None:
-    """TASKS tasks, owner to its agent; every third a subtask of an earlier one."""
+async def populate(url: str, token: str, register: bool = True) -> None:
+    """TASKS tasks, owner to its agent (admin/coder, registered unless it is already);
+    every third a subtask of an earlier one."""
     conn = await RawConnection(url, token).open()
     try:
-        await conn.graphql('mutation { register_agent(name: "coder") { token } }')
+        if register:
+            await conn.graphql('mutation { register_agent(name: "coder") { token } }')
         made: list[str] = []
         for i in range(TASKS):
             extra = {"parent_task_id": made[i // 3]} if i % 3 == 2 else {}
@@ -94,6 +96,17 @@ async def one_round(server: Server, first: int, seconds: float) -> dict[str, flo
         "db_ms": db_cpu * 1000 / done,
         "client_share": load.client_share,
     }
+
+
+async def in_run(setup: b.Setup) -> dict[str, Any]:
+    """`python -m tests.bench`'s measure: this server alone, medians of its runs."""
+    await populate(setup.server.base_url, setup.owner, register=False)
+    figures: dict[str, Any] = {}
+    for first in SIZES:
+        await one_round(setup.server, first, 0.5)
+        rounds = [await one_round(setup.server, first, b.WINDOW) for _ in range(b.RUNS)]
+        figures[f"first_{first}"] = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    return figures
 
 
 def summary(rounds: list[dict[str, float]]) -> dict[str, Any]:
