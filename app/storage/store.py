@@ -87,7 +87,7 @@ class Store:
     async def read(self) -> AsyncIterator[Tx]:
         """A read transaction; inside `reading()`, the one it shares."""
         shared = _shared_read.get()
-        if shared is not None and shared.store is self:
+        if shared is not None and shared.store is self and not shared.closed:
             async with shared.tx() as tx:
                 yield tx
             return
@@ -143,6 +143,7 @@ class _SharedRead:
         self.stack = AsyncExitStack()
         self.opened: Tx | None = None
         self.holder: asyncio.Task[Any] | None = None  # the task inside a read() block
+        self.closed = False  # a task started inside and outliving the block reads on its own
 
     @asynccontextmanager
     async def tx(self) -> AsyncIterator[Tx]:
@@ -151,6 +152,10 @@ class _SharedRead:
             yield self.opened
             return
         async with self.lock:
+            if self.closed:  # waited for the lock while the block ended
+                async with self.store._transaction(write=False) as own:
+                    yield own
+                return
             if self.opened is None:
                 self.opened = await self.stack.enter_async_context(
                     self.store._transaction(write=False)
@@ -162,6 +167,7 @@ class _SharedRead:
                 self.holder = None
 
     async def close(self) -> None:
+        self.closed = True
         async with self.lock:
             self.opened = None
             await self.stack.aclose()
