@@ -95,6 +95,8 @@ async def one_round(server: Server, first: int, seconds: float) -> dict[str, flo
         "server_ms": server_cpu * 1000 / done,
         "db_ms": db_cpu * 1000 / done,
         "client_share": load.client_share,
+        # PostgreSQL backends that were not there before the run: connections the pool opened
+        "new_connections": len(set(pids) - set(before[1])),
     }
 
 
