@@ -98,6 +98,7 @@ async def create_in(
     await _pass_gate(tx, task, verb, recorded)
     await _found_project(tx, task.project, actor, recorded.at)
     await tx.tasks.insert(task, created_by=actor.id)
+    await _record_hold(tx, task, recorded)  # after the task: the approval refers to it
     await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
     await tx.events.append(recorded.events)
     return task
@@ -128,6 +129,7 @@ async def reroute(
             task.assignee = await _offering_agent(tx, actor, wanted or {})
             task.route = {"via": "request_capability", "capability": wanted}
         await _pass_gate(tx, task, "reroute", recorded, by_system=False)
+        await _record_hold(tx, task, recorded)
 
     return await run_verb(store, actor, task_id, "reroute", expected_version, act)
 
@@ -149,7 +151,6 @@ async def _pass_gate(
     if decision.outcome == "held":
         task.gate.approval_id = new_id()
         waiting_on = "owner_approval"
-        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
     recorded.move(
         task,
         verb,
@@ -158,6 +159,12 @@ async def _pass_gate(
         waiting_on=waiting_on,
         note=decision.reason,
     )
+
+
+async def _record_hold(tx: Tx, task: Task, recorded: Moves) -> None:
+    """The pending approval of a task the gate has just held (none if it did not)."""
+    if task.gate.approval_id is not None:
+        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
