@@ -11,7 +11,7 @@ from factory import BOB, CHECKPOINT, PLANNER, call, give, setup, snapshot
 from sqlalchemy import insert, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from app.storage.migrate import upgrade
+from app.storage.migrate import downgrade, upgrade
 from app.storage.store import Store
 from app.storage.tables import CheckpointRow, ErasedPrincipalRow, ScheduleRunRow, metadata
 
@@ -136,5 +136,24 @@ async def test_an_upgrade_over_a_row_naming_a_missing_task_stops_and_changes_not
         assert [tuple(row) for row in version] == [("0006",)]
         assert [tuple(row) for row in kept] == [("NO_SUCH_TASK",)]
         assert (await foreign_keys(store))["checkpoints"] == []
+    finally:
+        await store.close()
+
+
+async def test_a_downgrade_below_the_foreign_keys_keeps_the_rows_and_drops_only_them(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine)
+        await setup(store)
+        parent = await give(store)
+        await give(store, parent_task_id=parent.id)
+        before = await snapshot(store)
+        await downgrade(store.engine, "0006")
+        assert await snapshot(store) == before
+        assert all(keys == [] for keys in (await foreign_keys(store)).values())
+        await upgrade(store.engine)
+        assert await snapshot(store) == before
     finally:
         await store.close()

@@ -32,7 +32,7 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
     if engine.dialect.name == "sqlite":
-        await _upgrade_sqlite(engine, run)
+        await _on_sqlite(engine, run)
         return
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
@@ -40,11 +40,11 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         await conn.run_sync(run)
 
 
-async def _upgrade_sqlite(engine: AsyncEngine, run: Callable[[Connection], None]) -> None:
+async def _on_sqlite(engine: AsyncEngine, run: Callable[[Connection], None]) -> None:
     """SQLite rebuilds a table to change its constraints (batch mode); a rebuild drops the
     old table, which foreign keys being enforced would refuse. So they are off for the
     upgrade (the pragma holds outside a transaction only), and every row is checked against
-    them before the upgrade commits."""
+    them before the upgrade commits. Likewise for a downgrade."""
     async with engine.connect() as conn:
         raw = await conn.get_raw_connection()
         await raw.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
@@ -56,6 +56,21 @@ async def _upgrade_sqlite(engine: AsyncEngine, run: Callable[[Connection], None]
                     raise RuntimeError(f"rows break foreign keys: {broken[:5]}")
         finally:
             await raw.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
+
+
+async def downgrade(engine: AsyncEngine, revision: str) -> None:
+    """Take the database back to `revision`, in one transaction (by hand: never at serve)."""
+
+    def run(sync_connection: Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = sync_connection
+        command.downgrade(config, revision)
+
+    if engine.dialect.name == "sqlite":
+        await _on_sqlite(engine, run)
+        return
+    async with engine.begin() as conn:
+        await conn.run_sync(run)
 
 
 async def autogenerate(engine: AsyncEngine, message: str) -> None:
