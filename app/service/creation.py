@@ -7,6 +7,7 @@ from app.domain import gate
 from app.domain.clock import new_id
 from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, owner_of
+from app.domain.table import table
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
 from app.service.erasure import refuse_erased
@@ -97,6 +98,10 @@ async def create_in(
     recorded.record(task, "created", verb, None)
     await _pass_gate(tx, task, verb, recorded)
     await _found_project(tx, task.project, actor, recorded.at)
+    if task.parent_task_id is not None and task.state in table().terminal:
+        # resume_parent will lock the parent: take it now, before the subtask's foreign key
+        # shares it (two subtasks ending at once would each hold the share, wait on the other)
+        await tx.tasks.get(task.parent_task_id, for_update=True)
     await tx.tasks.insert(task, created_by=actor.id)
     await _record_hold(tx, task, recorded)  # after the task: the approval refers to it
     await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
