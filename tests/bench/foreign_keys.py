@@ -82,7 +82,14 @@ async def foreign_key_count(server: Server) -> int:
             return await conn.run_sync(
                 lambda c: sum(
                     len(inspect(c).get_foreign_keys(t))
-                    for t in ("tasks", "events", "checkpoints", "results", "approvals")
+                    for t in (
+                        "tasks",
+                        "events",
+                        "checkpoints",
+                        "results",
+                        "approvals",
+                        "schedule_runs",
+                    )
                 )
             )
     finally:
