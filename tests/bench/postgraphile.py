@@ -43,6 +43,7 @@ CACHE = Path(os.environ.get("PRICKLE_BENCH_CACHE", Path.home() / ".cache" / "pri
 TASKS = 500
 SHAPES = ("5", "50", "200", "typename")
 CONCURRENCY = 16
+RATE_LIMIT = "1000000"  # mutations a second: building the tasks never reaches it
 APP_NAME = "postgraphile_bench"  # PostGraphile's backends, told apart from this server's
 
 OURS = """query($first: Int!) { tasks(first: $first) { edges { node {
@@ -343,7 +344,12 @@ async def on_postgres(cli: Path, tmp: Path, count: int, seconds: float) -> dict[
     base = PG_ADMIN.rsplit("/", 1)[0]
     dsn = f"{base}/{name}"
     await pg_admin(f'CREATE DATABASE "{name}"')
-    server = start(dsn.replace("postgresql://", "postgresql+asyncpg://", 1), tmp / "pg")
+    server = start(
+        dsn.replace("postgresql://", "postgresql+asyncpg://", 1),
+        tmp / "pg",
+        "--rate-limit",
+        RATE_LIMIT,
+    )
     postgraphile = None
     try:
         token = server.owner_token or ""
@@ -379,7 +385,9 @@ async def on_postgres(cli: Path, tmp: Path, count: int, seconds: float) -> dict[
 
 
 async def on_sqlite(tmp: Path, count: int, seconds: float) -> dict[str, Any]:
-    server = start(f"sqlite+aiosqlite:///{tmp}/bench.db", tmp / "sqlite")
+    server = start(
+        f"sqlite+aiosqlite:///{tmp}/bench.db", tmp / "sqlite", "--rate-limit", RATE_LIMIT
+    )
     try:
         token = server.owner_token or ""
         await build_tasks(server.base_url, token)
