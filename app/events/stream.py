@@ -75,7 +75,7 @@ async def _stream(
     after: int | None,
 ) -> AsyncIterator[Event]:
     wants = visible_to(principal, projects, filters)
-    sub = hub.subscribe(wants)
+    sub = await hub.subscribe(wants)
     try:
         cursor, version = after, 0
         if cursor is None and filters.task_id is not None:
@@ -134,8 +134,7 @@ async def _replay(
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:
-            batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id)
-            batch = [e for e in batch if e.seq <= until]
+            batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id, upto=until)
             ids = sorted({e.task_id for e in batch})
             current = {t.id: t for t in await tx.tasks.get_many(ids)}
         if not batch:
