@@ -72,6 +72,18 @@ class Subscriber:
             self.overflowed = True
             self.queue.put_nowait(None)
 
+    def drain(self, most: int) -> list[Event]:
+        """Up to `most` events already queued, without waiting (the final None stays, for
+        the next `next()` to report)."""
+        out: list[Event] = []
+        while len(out) < most and not self.queue.empty():
+            event = self.queue.get_nowait()
+            if event is None:
+                self.queue.put_nowait(None)
+                break
+            out.append(event)
+        return out
+
     async def next(self) -> Event:
         event = await self.queue.get()
         if event is None:

@@ -1,4 +1,5 @@
-"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless.
+"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless; one
+event at a time (`events_for`) or in lists of up to a size (`batches_for`).
 
 Visibility is the domain's rule (`app.domain.visibility.sees`) with the subscriber's project
 memberships as they are now (kept current by the hub's `Memberships`). A replayed event is
@@ -18,7 +19,7 @@ from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
 from app.storage.store import Store
 
-REPLAY_BATCH = 500
+REPLAY_BATCH = 1000  # events read per statement while replaying
 
 Wants = Callable[[Event], bool]
 """Whether a subscriber wants an event: its visibility and its filters."""
@@ -104,6 +105,65 @@ async def _stream(
         hub.unsubscribe(sub)
 
 
+async def batches_for(
+    hub: Hub, store: Store, principal: Principal, filters: Filters, after: int | None, size: int
+) -> AsyncGenerator[list[Event], None]:
+    """The same events as `events_for`, in lists of at most `size`: a replay in full lists,
+    then live, each list what had arrived by the time the last was taken."""
+    member = principal.id if principal.is_person else None
+    projects: Container[str] = await hub.memberships.track(member) if member else ()
+    try:
+        async for batch in _batches(hub, store, principal, projects, filters, after, size):
+            yield batch
+    finally:
+        if member:
+            hub.memberships.untrack(member)
+
+
+async def _batches(
+    hub: Hub,
+    store: Store,
+    principal: Principal,
+    projects: Container[str],
+    filters: Filters,
+    after: int | None,
+    size: int,
+) -> AsyncIterator[list[Event]]:
+    sub = await hub.subscribe(visible_to(principal, projects, filters))
+    try:
+        cursor, version = after, 0
+        if cursor is None and filters.task_id is not None:
+            snapshot = await _snapshot(store, filters.task_id, sub.wants)
+            if snapshot is not None:
+                yield [snapshot]
+                cursor, version = snapshot.seq, snapshot.version
+        if cursor is None:
+            cursor = sub.start
+        now_seen = _seen_now(principal, projects, filters)
+        batch: list[Event] = []
+        page = max(size, REPLAY_BATCH)
+        async for event in _replay(store, cursor, sub.start, now_seen, filters.task_id, page):
+            if event.version > version:
+                batch.append(event)
+                if len(batch) == size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+        cursor = max(cursor, sub.start)
+        while True:
+            try:
+                arrived = [await sub.next(), *sub.drain(size - 1)]
+            except FellBehind:
+                raise FellBehind(cursor) from None
+            batch = [e for e in arrived if e.seq > cursor and e.version > version]
+            if batch:
+                cursor = batch[-1].seq
+                yield batch
+    finally:
+        hub.unsubscribe(sub)
+
+
 SeenNow = Callable[[Event, dict[str, Task]], bool]
 
 
@@ -130,11 +190,16 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
 
 
 async def _replay(
-    store: Store, cursor: int, until: int, wants: SeenNow, task_id: str | None
+    store: Store,
+    cursor: int,
+    until: int,
+    wants: SeenNow,
+    task_id: str | None,
+    page: int = REPLAY_BATCH,
 ) -> AsyncIterator[Event]:
     while cursor < until:
         async with store.read() as tx:
-            batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id, upto=until)
+            batch = await tx.events.after(cursor, page, task_id=task_id, upto=until)
             ids = sorted({e.task_id for e in batch})
             current = {t.id: t for t in await tx.tasks.get_many(ids)}
         if not batch:

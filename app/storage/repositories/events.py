@@ -6,15 +6,15 @@ seq can commit after a higher one; readers there read only up to the *safe bound
 at or below which nothing can still commit (docs/events.md has the argument):
 
 1. read L, the last seq drawn (`pg_sequence_last_value`: no snapshot hides a draw);
-2. then N, the next transaction id to be given (`age()` of a known id: it measures from
-   the next id, read once per transaction), and the oldest transaction still running;
-3. L is safe once every transaction below N has ended (the oldest running is >= N). A
-   writer takes its transaction id before it draws a seq, so whoever drew a seq up to L
-   had an id below N.
+2. then fix N, the next transaction id to be given (`age()` measures from it);
+3. L is safe once no transaction of this database below N is still running. A writer
+   takes its transaction id before it draws a seq, so whoever drew a seq up to L had an
+   id below N.
 
-Usually nothing below N is still running, or it ends within a few milliseconds; if not
-within `WAIT_SECONDS`, the bound stays at the last one proven (`Horizon.safe`). A
-transaction computes its bound once (the next id is read once per transaction).
+Usually none is running below N (the snapshot says so: one round trip), or those running
+end within a few milliseconds (`pg_stat_activity`'s `backend_xid`); if not within
+`WAIT_SECONDS`, the bound stays at the last one proven (`Horizon.safe`). A transaction
+computes its bound once (`age()` reads N once per transaction).
 """
 
 from __future__ import annotations
@@ -57,16 +57,21 @@ _DRAW = text(
     f" pg_notify('{NOTIFY_CHANNEL}', max(seq)::text) FROM drawn"
 )
 _LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
-# the next transaction id (64 bits: the oldest running id plus its age), whether this
-# transaction has an id already (then `age` measures from it, not from the next), and
-# the oldest transaction running
+# N, the next transaction id: `age()` measures from it, read at its first call in the
+# transaction (or from this transaction's own id, when it has one: then no proof here);
+# and whether no transaction at all is running below N (the snapshot's oldest running)
 _NEXT_XID = text(
-    "SELECT pg_snapshot_xmin(s)::text::bigint"
-    " + age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid),"
-    " pg_current_xact_id_if_assigned() IS NOT NULL,"
-    " pg_snapshot_xmin(s)::text::bigint FROM pg_current_snapshot() AS s"
+    "SELECT pg_current_xact_id_if_assigned() IS NOT NULL,"
+    " age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0"
+    " FROM pg_current_snapshot() AS s"
 )
-_OLDEST_RUNNING = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+# the statistics snapshot is kept until the transaction ends unless cleared
+_FORGET_ACTIVITY = text("SELECT pg_stat_clear_snapshot()")
+# transactions of this database still running below N (only they can draw from its sequence)
+_RUNNING_BELOW_N = text(
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    " AND backend_xid IS NOT NULL AND age(backend_xid) > 0 AND pid <> pg_backend_pid()"
+)
 _AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
 _UPTO = events.c.seq <= bindparam("upto", type_=BigInteger)
 _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bindparam("task_id"))
@@ -134,17 +139,20 @@ class Events(Repository):
         return self.tx.event_bound
 
     async def _prove_bound(self) -> int:
-        horizon = self.tx.horizon
-        drawn: int = (await self.tx.conn.execute(_LAST_DRAWN)).scalar_one()
+        horizon, conn = self.tx.horizon, self.tx.conn
+        drawn: int = (await conn.execute(_LAST_DRAWN)).scalar_one()
         if drawn <= horizon.safe:
             return horizon.safe
-        next_xid, has_xid, oldest = (await self.tx.conn.execute(_NEXT_XID)).one()
-        if has_xid:  # `age` measured from this transaction's own id: no proof here
+        has_xid, none_running = (await conn.execute(_NEXT_XID)).one()
+        if has_xid:
             return horizon.safe
         deadline = time.monotonic() + WAIT_SECONDS
-        while oldest < next_xid:
+        while not none_running:
+            await conn.execute(_FORGET_ACTIVITY)
+            none_running = (await conn.execute(_RUNNING_BELOW_N)).scalar_one() == 0
+            if none_running:
+                break
             if time.monotonic() >= deadline:
                 return horizon.safe
             await asyncio.sleep(POLL_SECONDS)
-            oldest = (await self.tx.conn.execute(_OLDEST_RUNNING)).scalar_one()
         return horizon.proven(drawn)
