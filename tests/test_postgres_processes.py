@@ -59,7 +59,7 @@ def _subscribe(server: Server, token: str, **variables: Any) -> Subscription:
 
 def _same_as_log(received: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:
     """Every logged event received once, in seq order, matching the log."""
-    assert seqs(received) == list(range(1, len(log) + 1))
+    assert seqs(received) == [e["seq"] for e in log]
     for got, logged in zip(received, log, strict=True):
         assert (got["task_id"], got["version"], got["to_state"]) == (
             logged["task_id"],
@@ -155,7 +155,7 @@ async def test_four_writer_processes_and_a_reader_every_event_once_in_order_with
         done.set()
         await tailer
         written = len(tasks) * rounds * 2
-        assert tailed == list(range(1, setup + written + 1))
+        assert len(tailed) == setup + written and tailed == sorted(set(tailed))
         received = await asyncio.to_thread(reader.wait_for, setup + written)
         await asyncio.sleep(0.3)  # nothing more may follow
         assert len(reader.events) == setup + written
