@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from live import Cast, Live, opened
+from live import PROTOCOLS, Cast, Live, opened
 from server import document
 
 CAST = ("alice", "bob", "alice/coder", "alice/writer")
@@ -17,7 +17,7 @@ CYCLE = [("alice/writer", "accept_task"), ("alice", "stop_run"), ("alice", "resu
 
 async def _batch(live: Live) -> list[dict[str, Any]]:
     message = await live.receive()
-    assert message["type"] == "next" and not message["payload"].get("errors"), message
+    assert message["type"] in ("next", "data") and not message["payload"].get("errors"), message
     batch: list[dict[str, Any]] = message["payload"]["data"]["task_event_batches"]
     return batch
 
@@ -90,3 +90,32 @@ async def test_a_batch_size_out_of_bounds_is_invalid_input(cast: Cast, size: int
         errors = await live.errors()
     assert [e["extensions"]["code"] for e in errors] == ["invalid_input"]
     assert "batch_size" in errors[0]["message"]
+
+
+PLAIN = """fragment Where on TaskEvent { project task: task_id }
+subscription($project: String, $after: String) {
+  task_event_batches(project: $project, after: $after, batch_size: 5) {
+    __typename cursor seq kind from_state to_state waiting_on verb actor at version note
+    ...Where
+    ... on TaskEvent { seq }
+  }
+}"""
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_selection_of_plain_fields_answers_as_the_full_document_does(
+    cast: Cast, protocol: str
+) -> None:
+    project, count = _project_with_history(cast, f"plain-{protocol.split('-')[1]}")
+    async with opened(cast.server, cast.token("alice")) as live:
+        await live.subscribe({"project": project, "after": "0", "batch_size": 5}, query=BATCHES)
+        full = [e for b in await _batches(live, count) for e in b]
+    async with opened(cast.server, cast.token("alice"), protocol) as live:
+        await live.subscribe({"project": project, "after": "0"}, query=PLAIN)
+        plain = [e for b in await _batches(live, count) for e in b]
+    assert len(plain) == len(full) == count
+    for p, f in zip(plain, full, strict=True):
+        assert p.pop("__typename") == "TaskEvent"
+        assert p.pop("task") == f["task_id"]
+        assert p == {k: f[k] for k in p}
+        assert list(p)[:3] == ["cursor", "seq", "kind"]

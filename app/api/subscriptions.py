@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator
 import strawberry
 
 from app.api import sse
+from app.api.batches import batch_sender
 from app.api.delivery import direct_sender
 from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
@@ -81,8 +82,12 @@ class Subscription:
             stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size)
             if sse.is_event_stream(ctx.request):
                 stream = sse.until_revoked(stream, ctx)
+            send = batch_sender(info)
             try:
                 async for batch in stream:
+                    if send is not None:
+                        await send(batch)
+                        continue
                     payload = [TaskEvent.from_domain(e) for e in batch]
                     sse.sending(ctx.request, payload[-1].cursor)
                     yield payload
