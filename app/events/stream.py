@@ -3,8 +3,9 @@ event at a time (`events_for`) or in lists of up to a size (`batches_for`).
 
 Visibility is the domain's rule (`app.domain.visibility.sees`) with the subscriber's project
 memberships as they are now (kept current by the hub's `Memberships`). A replayed event is
-judged by its task as it is now, as HTTP `task_events` judges it; a live event by its task
-as the event left it, which is the task as it is at the moment the event happens.
+judged by its task as it is now, as HTTP `task_events` judges it (in SQL, the rule's SQL
+form: app/storage/event_reads.py); a live event by its task as the event left it, which is
+the task as it is at the moment the event happens.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
+from app.storage.event_reads import replay_page
 from app.storage.store import Store
 
 REPLAY_BATCH = 1000  # events read per statement while replaying
@@ -86,8 +88,7 @@ async def _stream(
                 cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
-        now_seen = _seen_now(principal, projects, filters)
-        async for event in _replay(store, cursor, sub.start, now_seen, filters.task_id):
+        async for event in _replay(store, principal, filters, cursor, sub.start):
             cursor = event.seq
             if event.version > version:
                 yield event
@@ -139,10 +140,9 @@ async def _batches(
                 cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
-        now_seen = _seen_now(principal, projects, filters)
         batch: list[Event] = []
         page = max(size, REPLAY_BATCH)
-        async for event in _replay(store, cursor, sub.start, now_seen, filters.task_id, page):
+        async for event in _replay(store, principal, filters, cursor, sub.start, page):
             if event.version > version:
                 batch.append(event)
                 if len(batch) == size:
@@ -164,20 +164,6 @@ async def _batches(
         hub.unsubscribe(sub)
 
 
-SeenNow = Callable[[Event, dict[str, Task]], bool]
-
-
-def _seen_now(principal: Principal, projects: Container[str], filters: Filters) -> SeenNow:
-    """A replayed event the subscriber wants: its filters match, and it sees the task as it
-    is now (`current`: the batch's tasks, read after the batch; an erased task is absent)."""
-
-    def wants(event: Event, current: dict[str, Task]) -> bool:
-        task = current.get(event.task_id)
-        return filters.match(event) and task is not None and sees(principal, task, projects)
-
-    return wants
-
-
 async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
     """The task's current state as one event, at the log position it was read at."""
     async with store.read() as tx:
@@ -191,20 +177,22 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
 
 async def _replay(
     store: Store,
+    principal: Principal,
+    filters: Filters,
     cursor: int,
     until: int,
-    wants: SeenNow,
-    task_id: str | None,
     page: int = REPLAY_BATCH,
 ) -> AsyncIterator[Event]:
+    """The events in (cursor, until] the principal sees now and the filters match, a page
+    (one statement, visibility judged in SQL) at a time."""
+    f = filters
     while cursor < until:
         async with store.read() as tx:
-            batch = await tx.events.after(cursor, page, task_id=task_id, upto=until)
-            ids = sorted({e.task_id for e in batch})
-            current = {t.id: t for t in await tx.tasks.get_many(ids)}
-        if not batch:
-            return
+            batch = await replay_page(
+                tx, principal, cursor, until, page, f.project, f.task_id, f.assignee
+            )
         for event in batch:
-            if wants(event, current):
-                yield event
+            yield event
+        if len(batch) < page:
+            return
         cursor = batch[-1].seq
