@@ -78,11 +78,11 @@ class Subscription:
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
         size = batch_size_checked(batch_size)
         start = event_cursor(sse.resumes_after(ctx.request, after))
+        send = batch_sender(info)
         with sse.stream_place(ctx.request, viewer):
-            stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size)
+            stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, send is None)
             if sse.is_event_stream(ctx.request):
                 stream = sse.until_revoked(stream, ctx)
-            send = batch_sender(info)
             try:
                 async for batch in stream:
                     if send is not None:

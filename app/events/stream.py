@@ -107,14 +107,23 @@ async def _stream(
 
 
 async def batches_for(
-    hub: Hub, store: Store, principal: Principal, filters: Filters, after: int | None, size: int
+    hub: Hub,
+    store: Store,
+    principal: Principal,
+    filters: Filters,
+    after: int | None,
+    size: int,
+    with_task: bool = True,
 ) -> AsyncGenerator[list[Event], None]:
     """The same events as `events_for`, in lists of at most `size`: a replay in full lists,
-    then live, each list what had arrived by the time the last was taken."""
+    then live, each list what had arrived by the time the last was taken. Without
+    `with_task`, replayed events' `task` is left empty (the reader sends only their own
+    fields)."""
     member = principal.id if principal.is_person else None
     projects: Container[str] = await hub.memberships.track(member) if member else ()
     try:
-        async for batch in _batches(hub, store, principal, projects, filters, after, size):
+        replay = _Replay(size, with_task)
+        async for batch in _batches(hub, store, principal, projects, filters, after, replay):
             yield batch
     finally:
         if member:
@@ -128,8 +137,9 @@ async def _batches(
     projects: Container[str],
     filters: Filters,
     after: int | None,
-    size: int,
+    replay: _Replay,
 ) -> AsyncIterator[list[Event]]:
+    size = replay.size
     sub = await hub.subscribe(visible_to(principal, projects, filters))
     try:
         cursor, version = after, 0
@@ -142,7 +152,8 @@ async def _batches(
             cursor = sub.start
         batch: list[Event] = []
         page = max(size, REPLAY_BATCH)
-        async for event in _replay(store, principal, filters, cursor, sub.start, page):
+        replayed = _replay(store, principal, filters, cursor, sub.start, page, replay.with_task)
+        async for event in replayed:
             if event.version > version:
                 batch.append(event)
                 if len(batch) == size:
@@ -175,6 +186,12 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
     return event if wants(event) else None
 
 
+@dataclass(frozen=True)
+class _Replay:
+    size: int  # events a list at most
+    with_task: bool  # read each replayed event's `task`
+
+
 async def _replay(
     store: Store,
     principal: Principal,
@@ -182,6 +199,7 @@ async def _replay(
     cursor: int,
     until: int,
     page: int = REPLAY_BATCH,
+    with_task: bool = True,
 ) -> AsyncIterator[Event]:
     """The events in (cursor, until] the principal sees now and the filters match, a page
     (one statement, visibility judged in SQL) at a time."""
@@ -189,7 +207,7 @@ async def _replay(
     while cursor < until:
         async with store.read() as tx:
             batch = await replay_page(
-                tx, principal, cursor, until, page, f.project, f.task_id, f.assignee
+                tx, principal, cursor, until, page, f.project, f.task_id, f.assignee, with_task
             )
         for event in batch:
             yield event

@@ -26,8 +26,11 @@ async def replay_page(
     project: str | None = None,
     task_id: str | None = None,
     assignee: str | None = None,
+    with_task: bool = True,
 ) -> list[Event]:
-    """Up to `limit` events in (after, upto] the principal sees now, matching the filters."""
+    """Up to `limit` events in (after, upto] the principal sees now, matching the filters.
+    Without `with_task` each event's `task` (the task as the event left it) is left empty,
+    unread: for a reader that sends only the event's own fields."""
     where: list[ColumnElement[bool]] = [
         events.c.seq > after,
         events.c.seq <= upto,
@@ -39,11 +42,15 @@ async def replay_page(
         where.append(events.c.task_id == task_id)
     if assignee is not None:
         where.append(events.c.task["assignee"].as_string() == assignee)
+    columns = events.c if with_task else [c for c in events.c if c.name != "task"]
     stmt = (
-        select(events)
+        select(*columns)
         .select_from(events.join(tasks, tasks.c.id == events.c.task_id))
         .where(*where)
         .order_by(events.c.seq)
         .limit(limit)
     )
-    return [mapping.event_from_row(r) for r in await tx.rows(stmt)]
+    rows = await tx.rows(stmt)
+    if not with_task:
+        return [Event(**r._mapping, task={}) for r in rows]
+    return [mapping.event_from_row(r) for r in rows]
