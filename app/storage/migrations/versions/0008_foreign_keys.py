@@ -11,7 +11,7 @@ checked off during the upgrade and every row checked before it commits
 (app.storage.migrate).
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 """
 
 from __future__ import annotations
