@@ -98,7 +98,7 @@ async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
 ) -> None:
     store = Store(database_url)
     try:
-        await upgrade(store.engine, "0006")
+        await upgrade(store.engine, "0007")
         await setup(store)
         parent = await give(store)
         child = await give(store, parent_task_id=parent.id)
@@ -125,7 +125,7 @@ async def test_an_upgrade_over_a_row_naming_a_missing_task_stops_and_changes_not
 ) -> None:
     store = Store(database_url)
     try:
-        await upgrade(store.engine, "0006")
+        await upgrade(store.engine, "0007")
         async with store.engine.begin() as conn:
             await conn.execute(insert(CheckpointRow).values(**checkpoint_of("NO_SUCH_TASK")))
         with pytest.raises(RuntimeError, match=r"checkpoints\.task_id: 1"):
@@ -133,7 +133,7 @@ async def test_an_upgrade_over_a_row_naming_a_missing_task_stops_and_changes_not
         async with store.engine.connect() as conn:
             version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
             kept = (await conn.execute(text("SELECT task_id FROM checkpoints"))).all()
-        assert [tuple(row) for row in version] == [("0006",)]
+        assert [tuple(row) for row in version] == [("0007",)]
         assert [tuple(row) for row in kept] == [("NO_SUCH_TASK",)]
         assert (await foreign_keys(store))["checkpoints"] == []
     finally:
@@ -150,7 +150,7 @@ async def test_a_downgrade_below_the_foreign_keys_keeps_the_rows_and_drops_only_
         parent = await give(store)
         await give(store, parent_task_id=parent.id)
         before = await snapshot(store)
-        await downgrade(store.engine, "0006")
+        await downgrade(store.engine, "0007")
         assert await snapshot(store) == before
         assert all(keys == [] for keys in (await foreign_keys(store)).values())
         await upgrade(store.engine)
