@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from app import service
+from app.api import graph
 from app.api.enums import TaskState, plain
 from app.api.types import (
     AllowedMove,
@@ -54,6 +55,8 @@ class Query:
         await info.context.viewer()
         found = await info.context.loaders.tasks.load(task_id(id, "id"))
         return Task.from_domain(found) if found else None
+
+    task_graph = graph.field
 
     @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
     async def tasks(
