@@ -31,10 +31,23 @@ query Me {
   const subscriptionUrl = new URL(url);
   subscriptionUrl.protocol = url.protocol === "https:" ? "wss:" : "ws:";
 
-  const fetcher = GraphiQL.createFetcher({
+  const send = GraphiQL.createFetcher({
     url: url.toString(),
     subscriptionUrl: subscriptionUrl.toString(),
   });
+
+  // GraphiQL sends a subscription over the WebSocket when the editor's parsed document says
+  // it is one; just after an edit that document may not be parsed yet, and the subscription
+  // would go over HTTP. Parse what is actually sent instead.
+  function parsed(params, options) {
+    try {
+      return { ...options, documentAST: GraphiQL.GraphQL.parse(params.query) };
+    } catch (_) {
+      return options; // not parseable: the server answers with the syntax error
+    }
+  }
+
+  const fetcher = (params, options) => send(params, parsed(params, options));
 
   const element = React.createElement(GraphiQL, {
     fetcher,
