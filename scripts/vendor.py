@@ -78,7 +78,10 @@ def verify(tarball: Path, integrity: str) -> None:
 def extract(tarball: Path, files: dict[str, str]) -> None:
     with tarfile.open(tarball, "r:gz") as archive:
         for source, name in files.items():
-            member = archive.extractfile(f"package/{source}")
+            try:
+                member = archive.extractfile(f"package/{source}")
+            except KeyError:
+                member = None
             if member is None:
                 raise SystemExit(f"vendor: {tarball.name} has no {source}")
             (TARGET / name).write_bytes(member.read())
