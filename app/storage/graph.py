@@ -16,13 +16,16 @@ tasks) shows. `depth` bounds the steps from the task.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     CTE,
     Integer,
+    Select,
     String,
     and_,
+    bindparam,
     case,
     cast,
     func,
@@ -53,25 +56,32 @@ async def graph_tasks(
 ) -> tuple[list[Task], bool]:
     """The visible tasks of `root`'s graph (root first), at most `limit`; and whether there
     were more. Empty when `root` does not exist or is not visible."""
-    seen = select(tasks.c.id, tasks.c.parent_task_id, tasks.c.packet).where(visible(principal))
-    seen_cte = seen.cte("seen")
-    walk = _walk(tx, seen_cte, root, depth)
-    first = case((tasks.c.id == root, 0), else_=1)
-    stmt = (
-        select(tasks)
-        .where(tasks.c.id.in_(select(walk.c.id)))
-        .order_by(first, tasks.c.id)
-        .limit(limit + 1)
-    )
-    rows = await tx.rows(stmt)
+    params = {"root": root, "depth": depth, "limit": limit + 1}
+    rows = await tx.rows(_statement(tx.sqlite, principal), params)
     return [mapping.task_from_row(r) for r in rows[:limit]], len(rows) > limit
 
 
-def _walk(tx: Tx, seen: CTE, root: str, depth: int) -> CTE:
-    steps = _steps(tx, seen)
+@lru_cache(maxsize=256)
+def _statement(sqlite: bool, principal: Principal) -> Select[Any]:
+    """The statement for one viewer, built once (building it costs more than running it);
+    the task, the depth and the limit are bound parameters."""
+    seen = select(tasks.c.id, tasks.c.parent_task_id, tasks.c.packet).where(visible(principal))
+    walk = _walk(sqlite, seen.cte("seen"))
+    first = case((tasks.c.id == bindparam("root", type_=String), 0), else_=1)
+    return (
+        select(tasks)
+        .where(tasks.c.id.in_(select(walk.c.id)))
+        .order_by(first, tasks.c.id)
+        .limit(bindparam("limit", type_=Integer))
+    )
+
+
+def _walk(sqlite: bool, seen: CTE) -> CTE:
+    steps = _steps(sqlite, seen)
+    root = bindparam("root", type_=String)
     start = (
         select(
-            cast(literal(root), String).label("id"),
+            cast(root, String).label("id"),
             cast(literal("self"), String).label("way"),
             cast(literal(0), Integer).label("d"),
         )
@@ -82,14 +92,15 @@ def _walk(tx: Tx, seen: CTE, root: str, depth: int) -> CTE:
     step = (
         select(steps.c.dst, steps.c.way, start.c.d + 1)
         .select_from(start.join(steps, steps.c.src == start.c.id))
-        .where(start.c.d < depth, follows, steps.c.dst.in_(select(seen.c.id)))
+        .where(start.c.d < bindparam("depth", type_=Integer), follows)
+        .where(steps.c.dst.in_(select(seen.c.id)))
     )
     return start.union(step)
 
 
-def _steps(tx: Tx, seen: CTE) -> CTE:
+def _steps(sqlite: bool, seen: CTE) -> CTE:
     """Every step the walk may take, as (src, dst, way), both ways of both kinds of edge."""
-    deps = _dependencies(tx, seen)
+    deps = _dependencies(sqlite, seen)
     parent = cast(seen.c.parent_task_id, String)
     own = cast(seen.c.id, String)
     has_parent = seen.c.parent_task_id.is_not(None)
@@ -102,6 +113,7 @@ def _steps(tx: Tx, seen: CTE) -> CTE:
             select(deps.c.dep_id, deps.c.task_id, _way("in")),
         )
         .cte("steps")
+        .prefix_with("MATERIALIZED")
     )
 
 
@@ -109,9 +121,9 @@ def _way(name: str) -> Any:
     return cast(literal(name), String).label("way")
 
 
-def _dependencies(tx: Tx, seen: CTE) -> CTE:
+def _dependencies(sqlite: bool, seen: CTE) -> CTE:
     """(task_id, dep_id) for each id a visible task's packet.depends_on names."""
-    if tx.sqlite:
+    if sqlite:
         each = func.json_each(seen.c.packet, "$.depends_on").table_valued("value")
     else:
         named = func.jsonb_path_query_array(seen.c.packet, literal_column("'$.depends_on[*]'"))
