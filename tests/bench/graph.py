@@ -70,8 +70,10 @@ async def seed(url: str, others: int) -> tuple[str, str, str]:
         await setup(store)
         small = await _tree(store, 2, 2)
         large = await _tree(store, 3, 7)
-        for i in range(others):
-            await give(store, packet=packet(depends_on=[small] if i % 10 == 0 else []))
+        previous: str | None = None
+        for i in range(others):  # in pairs, the second depending on the first
+            deps = [previous] if previous and i % 2 else []
+            previous = (await give(store, packet=packet(depends_on=deps))).id
         return (await service.provision_token(store, BOB)).token, small, large
     finally:
         await store.close()
