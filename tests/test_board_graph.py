@@ -167,6 +167,10 @@ def test_clicking_a_node_opens_its_task_in_the_detail_panel(family, page) -> Non
     page.click(".graph-close")
     assert page.locator(".graph-view").count() == 0
     assert page.locator("#board").is_visible()
+    _open_graph(page, seeded.ids["top"])
+    page.focus(f".graph-drawing .node[data-id='{seeded.ids['top']}']")
+    page.keyboard.press("Escape")
+    assert page.locator(".graph-view").count() == 0
 
 
 @needs_chromium

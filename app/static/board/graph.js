@@ -251,6 +251,9 @@
     const closer = el("button", { type: "button", class: "graph-close", "aria-label": "close the graph", text: "×", onclick: close });
     const section = el("section", { class: "graph-view", "aria-labelledby": "graph-heading" },
       el("header", { class: "graph-bar" }, heading, closer), body);
+    section.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { e.stopPropagation(); close(); }
+    });
     host.prepend(section);
     host.classList.add("graphing");
     // on a narrow screen the graph and the detail panel each take the whole screen: opening
