@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench import bench_server as b
+from tests.bench import reads
 from tests.server import PG_ADMIN, ROOT, start
 
 BENCH_RATE_LIMIT = 1_000_000  # mutations a second per principal: never reached
@@ -69,6 +70,7 @@ async def measure(url: str, logs: Path) -> dict[str, Any]:
                 ("http", b.http_ratio),
                 ("sql", b.sql_statements),
                 ("resume", b.resume),
+                ("reads", reads.in_run),  # last: its 500 tasks would change the others'
             ):
                 began = time.perf_counter()
                 figures[name] = await fn(setup)
@@ -197,6 +199,23 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
             "{:.3g}",
         ),
     ]
+    for first in reads.SIZES:
+        rows.append(
+            (
+                f"task-graph page, first: {first}: requests/s",
+                "reads",
+                f"first_{first}.rps",
+                "{:.0f}",
+            )
+        )
+        rows.append(
+            (
+                f"task-graph page, first: {first}: CPU per request (ms): server / database",
+                "reads",
+                f"first_{first}",
+                "reads_cpu",
+            )
+        )
     for label, group, key, fmt in rows:
         cells = []
         for backend in backends:
@@ -209,6 +228,8 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
                 cells.append(
                     " / ".join(f"{value[p]:.2f}" for p in ("server", "database", "client"))
                 )
+            elif fmt == "reads_cpu":
+                cells.append(f"{value['server_ms']:.2f} / {value['db_ms']:.2f}")
             elif fmt == "ms":
                 cells.append(f"{value * 1000:.1f}")
             else:
