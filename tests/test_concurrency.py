@@ -10,6 +10,7 @@ from collections import Counter
 
 from factory import (
     BOB,
+    CAROL,
     CODER,
     HELPER,
     PLANNER,
@@ -24,6 +25,7 @@ from factory import (
 
 from app import service
 from app.domain.errors import Conflict, InvalidState, ProtocolError, TurnBudgetExhausted
+from app.service.inputs import GateRuleInput
 
 
 async def outcomes(calls) -> list:  # type: ignore[no-untyped-def]
@@ -105,6 +107,18 @@ async def test_subtasks_ending_together_resume_their_parent_exactly_once(store) 
     assert len(resumes) == 1
     assert stored.version == len(await events_of(store, parent.id))
     assert PLANNER and HELPER  # the cast: alice/planner asked, bob/helper worked the subtasks
+
+
+async def test_subtasks_the_gate_rejects_together_are_all_created(store) -> None:
+    await setup(store)
+    parent = await drive(store, "working")
+    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
+    made = await outcomes(
+        give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id) for _ in range(8)
+    )
+    assert kinds(made) == {"ok": 8}
+    assert {task.state for task in made} == {"rejected"}
+    assert (await load(store, parent.id)).state == "working"
 
 
 async def test_concurrent_first_handoffs_into_a_new_project_all_succeed(store) -> None:

@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import insert
+from factory import BOB, CHECKPOINT, PLANNER, call, give, setup, snapshot
+from sqlalchemy import insert, inspect, text
 from sqlalchemy.exc import IntegrityError
 
+from app.storage.migrate import downgrade, upgrade
 from app.storage.store import Store
-from app.storage.tables import ErasedPrincipalRow, ScheduleRunRow, metadata
+from app.storage.tables import CheckpointRow, ErasedPrincipalRow, ScheduleRunRow, metadata
 
 AT = "2026-12-03T07:00:00.000000Z"
 
@@ -26,13 +28,13 @@ async def test_the_migrated_database_matches_the_tables(store: Store) -> None:
 
 
 async def test_a_schedule_has_at_most_one_run_per_due_time(store: Store) -> None:
-    run = {"schedule_id": "SCHED1", "due_at": AT, "task_id": "TASK1", "created_at": AT}
+    run = {"schedule_id": "SCHED1", "due_at": AT, "task_id": None, "created_at": AT}
     async with store.engine.begin() as conn:
         await conn.execute(insert(ScheduleRunRow).values(**run))
         await conn.execute(insert(ScheduleRunRow).values(**{**run, "schedule_id": "SCHED2"}))
     with pytest.raises(IntegrityError):
         async with store.engine.begin() as conn:
-            await conn.execute(insert(ScheduleRunRow).values(**{**run, "task_id": "TASK2"}))
+            await conn.execute(insert(ScheduleRunRow).values(**{**run, "error": "again"}))
 
 
 async def test_an_erased_id_is_recorded_once(store: Store) -> None:
@@ -42,3 +44,116 @@ async def test_an_erased_id_is_recorded_once(store: Store) -> None:
     with pytest.raises(IntegrityError):
         async with store.engine.begin() as conn:
             await conn.execute(insert(ErasedPrincipalRow).values(**erased))
+
+
+REFERRING = {
+    "tasks": "parent_task_id",
+    "events": "task_id",
+    "checkpoints": "task_id",
+    "results": "task_id",
+    "approvals": "task_id",
+    "schedule_runs": "task_id",
+}
+
+
+def checkpoint_of(task_id: str) -> dict[str, Any]:
+    return {
+        "id": "CHECKPOINT1",
+        "task_id": task_id,
+        "body": {"progress": "p"},
+        "sha256": "0" * 64,
+        "agent": "bob/coder",
+        "handed_back": False,
+        "created_at": AT,
+    }
+
+
+async def test_a_row_naming_a_task_that_does_not_exist_is_refused(store: Store) -> None:
+    with pytest.raises(IntegrityError):
+        async with store.engine.begin() as conn:
+            await conn.execute(insert(CheckpointRow).values(**checkpoint_of("NO_SUCH_TASK")))
+    run = {"schedule_id": "SCHED1", "due_at": AT, "task_id": "NO_SUCH_TASK", "created_at": AT}
+    with pytest.raises(IntegrityError):
+        async with store.engine.begin() as conn:
+            await conn.execute(insert(ScheduleRunRow).values(**run))
+
+
+async def foreign_keys(store: Store) -> dict[str, list[tuple[list[str], str, list[str]]]]:
+    def read(sync_connection: Any) -> dict[str, list[tuple[list[str], str, list[str]]]]:
+        found = inspect(sync_connection)
+        return {
+            table: [
+                (fk["constrained_columns"], fk["referred_table"], fk["referred_columns"])
+                for fk in found.get_foreign_keys(table)
+            ]
+            for table in REFERRING
+        }
+
+    async with store.engine.connect() as conn:
+        return await conn.run_sync(read)
+
+
+async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine, "0006")
+        await setup(store)
+        parent = await give(store)
+        child = await give(store, parent_task_id=parent.id)
+        await call(store, "accept_task", BOB, child.id)
+        await call(store, "save_checkpoint", BOB, child.id, checkpoint=dict(CHECKPOINT))
+        await call(store, "start_task", BOB, child.id)
+        await call(store, "return_result", BOB, child.id)
+        held = await give(store, project="held")  # waits for bob's approval
+        before = await snapshot(store)
+        await upgrade(store.engine)
+        assert await snapshot(store) == before
+        assert held.state == "waiting"
+        keys = await foreign_keys(store)
+        for table, column in REFERRING.items():
+            assert keys[table] == [([column], "tasks", ["id"])], table
+        grandchild = await give(store, by=PLANNER, parent_task_id=child.id)
+        assert grandchild.parent_task_id == child.id
+    finally:
+        await store.close()
+
+
+async def test_an_upgrade_over_a_row_naming_a_missing_task_stops_and_changes_nothing(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine, "0006")
+        async with store.engine.begin() as conn:
+            await conn.execute(insert(CheckpointRow).values(**checkpoint_of("NO_SUCH_TASK")))
+        with pytest.raises(RuntimeError, match=r"checkpoints\.task_id: 1"):
+            await upgrade(store.engine)
+        async with store.engine.connect() as conn:
+            version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
+            kept = (await conn.execute(text("SELECT task_id FROM checkpoints"))).all()
+        assert [tuple(row) for row in version] == [("0006",)]
+        assert [tuple(row) for row in kept] == [("NO_SUCH_TASK",)]
+        assert (await foreign_keys(store))["checkpoints"] == []
+    finally:
+        await store.close()
+
+
+async def test_a_downgrade_below_the_foreign_keys_keeps_the_rows_and_drops_only_them(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine)
+        await setup(store)
+        parent = await give(store)
+        await give(store, parent_task_id=parent.id)
+        before = await snapshot(store)
+        await downgrade(store.engine, "0006")
+        assert await snapshot(store) == before
+        assert all(keys == [] for keys in (await foreign_keys(store)).values())
+        await upgrade(store.engine)
+        assert await snapshot(store) == before
+    finally:
+        await store.close()

@@ -7,6 +7,7 @@ from app.domain import gate
 from app.domain.clock import new_id
 from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, owner_of
+from app.domain.table import table
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
 from app.service.erasure import refuse_erased
@@ -97,7 +98,12 @@ async def create_in(
     recorded.record(task, "created", verb, None)
     await _pass_gate(tx, task, verb, recorded)
     await _found_project(tx, task.project, actor, recorded.at)
+    if task.parent_task_id is not None and task.state in table().terminal:
+        # resume_parent will lock the parent: take it now, before the subtask's foreign key
+        # shares it (two subtasks ending at once would each hold the share, wait on the other)
+        await tx.tasks.get(task.parent_task_id, for_update=True)
     await tx.tasks.insert(task, created_by=actor.id)
+    await _record_hold(tx, task, recorded)  # after the task: the approval refers to it
     await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
     await tx.events.append(recorded.events)
     return task
@@ -128,6 +134,7 @@ async def reroute(
             task.assignee = await _offering_agent(tx, actor, wanted or {})
             task.route = {"via": "request_capability", "capability": wanted}
         await _pass_gate(tx, task, "reroute", recorded, by_system=False)
+        await _record_hold(tx, task, recorded)
 
     return await run_verb(store, actor, task_id, "reroute", expected_version, act)
 
@@ -149,7 +156,6 @@ async def _pass_gate(
     if decision.outcome == "held":
         task.gate.approval_id = new_id()
         waiting_on = "owner_approval"
-        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
     recorded.move(
         task,
         verb,
@@ -158,6 +164,12 @@ async def _pass_gate(
         waiting_on=waiting_on,
         note=decision.reason,
     )
+
+
+async def _record_hold(tx: Tx, task: Task, recorded: Moves) -> None:
+    """The pending approval of a task the gate has just held (none if it did not)."""
+    if task.gate.approval_id is not None:
+        await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
 
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:

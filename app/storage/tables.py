@@ -51,7 +51,7 @@ class TaskRow(SQLModel, table=True):
     result: dict[str, Any] | None = json_column()
     latest_checkpoint: dict[str, Any] | None = json_column()
     latest_checkpoint_by: dict[str, Any] | None = json_column()
-    parent_task_id: str | None = Field(default=None, max_length=64)
+    parent_task_id: str | None = Field(default=None, max_length=64, foreign_key="tasks.id")
     created_at: str = Field(max_length=40)
     updated_at: str = Field(max_length=40)
     origin_message_id: str | None = Field(default=None, max_length=64)
@@ -81,7 +81,7 @@ class EventRow(SQLModel, table=True):
     )
 
     seq: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
-    task_id: str = Field(max_length=64)
+    task_id: str = Field(max_length=64, foreign_key="tasks.id")
     project: str = Field(max_length=39)
     kind: str = Field(max_length=16)
     from_state: str | None = Field(default=None, max_length=16)
@@ -110,7 +110,7 @@ class CheckpointRow(SQLModel, table=True):
     __table_args__ = (Index("ix_checkpoints_task", "task_id", "id"),)
 
     id: str = Field(primary_key=True, max_length=64)
-    task_id: str = Field(max_length=64)
+    task_id: str = Field(max_length=64, foreign_key="tasks.id")
     body: dict[str, Any] = json_column(nullable=False)
     sha256: str = Field(max_length=64)
     agent: str = Field(max_length=79)
@@ -126,7 +126,7 @@ class ResultRow(SQLModel, table=True):
     )
 
     id: str = Field(primary_key=True, max_length=64)
-    task_id: str = Field(max_length=64)
+    task_id: str = Field(max_length=64, foreign_key="tasks.id")
     revision: int
     status: str = Field(max_length=16)
     submission_id: str | None = Field(default=None, max_length=64)
@@ -208,7 +208,7 @@ class ApprovalRow(SQLModel, table=True):
     __tablename__ = "approvals"
 
     id: str = Field(primary_key=True, max_length=64)
-    task_id: str = Field(max_length=64, index=True)
+    task_id: str = Field(max_length=64, index=True, foreign_key="tasks.id")
     owner: str = Field(max_length=39)
     status: str = Field(max_length=16)  # pending | approved | denied | cancelled
     reason: str | None = None
@@ -266,7 +266,7 @@ class ScheduleRunRow(SQLModel, table=True):
 
     schedule_id: str = Field(primary_key=True, max_length=64)
     due_at: str = Field(primary_key=True, max_length=40)
-    task_id: str | None = Field(default=None, max_length=64)
+    task_id: str | None = Field(default=None, max_length=64, foreign_key="tasks.id")
     error: str | None = None
     created_at: str = Field(max_length=40)
 

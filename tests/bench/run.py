@@ -1,5 +1,10 @@
 """`python -m tests.bench [--backend sqlite|postgres|both] [--output docs/performance.md]`
 
+`python -m tests.bench --postgraphile [--rounds 5] [--seconds 2]`: this server beside
+PostGraphile on the same tables (tests/bench/postgraphile.py), alone.
+`python -m tests.bench --foreign-keys [--backend ...]`: moves with and without the foreign
+keys (tests/bench/foreign_keys.py), alone.
+
 For each backend: a fresh database, a real `prickle serve` on a free 127.0.0.1 port, every
 measure beside its floor in the same run, medians of 5; then the table in docs/performance.md.
 """
@@ -243,7 +248,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--output", default=str(ROOT / "docs" / "performance.md"))
     parser.add_argument("--no-write", action="store_true", help="print only")
-    args = parser.parse_args(argv)
+    parser.add_argument("--postgraphile", action="store_true", help="beside PostGraphile only")
+    parser.add_argument("--foreign-keys", action="store_true", help="what foreign keys cost only")
+    args, rest = parser.parse_known_args(argv)
+    if args.postgraphile:  # its own measure; the arguments it does not know go to it
+        from tests.bench import postgraphile
+
+        return postgraphile.main(rest)
+    if args.foreign_keys:
+        from tests.bench import foreign_keys
+
+        return foreign_keys.main([*rest, "--backend", args.backend])
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     limit = raise_open_files()
     if limit < 2 * b.SUBSCRIBERS + 100:
         print(
