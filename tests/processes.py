@@ -152,11 +152,12 @@ async def event_log(url: str) -> list[dict[str, Any]]:
 
 async def check_replay(url: str) -> dict[str, list[dict[str, Any]]]:
     """Every task's state is the fold of its events in seq order, and its version their
-    number; the log's seqs run 1..N. Each task's events, by task id."""
+    number; the log's seqs increase. Each task's events, by task id."""
     from server import connect
 
     log = await event_log(url)
-    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    seqs = [e["seq"] for e in log]  # increasing; a rolled-back writer leaves its seqs unused
+    assert seqs == sorted(set(seqs))
     by_task: dict[str, list[dict[str, Any]]] = {}
     for event in log:
         by_task.setdefault(event["task_id"], []).append(event)

@@ -1,4 +1,5 @@
-"""The task_events subscription: replay from a cursor (or a snapshot), then live."""
+"""The task_events subscriptions: replay from a cursor (or a snapshot), then live; one event
+a message (`task_events`) or lists of them (`task_event_batches`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,22 @@ from collections.abc import AsyncGenerator
 import strawberry
 
 from app.api import sse
+from app.api.batches import batch_sender
 from app.api.delivery import direct_sender
 from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
-from app.events.stream import Filters, events_for
+from app.domain.errors import InvalidInput
+from app.events.stream import Filters, batches_for, events_for
+
+DEFAULT_BATCH_SIZE = 100
+MAX_BATCH_SIZE = 1000
+
+
+def batch_size_checked(batch_size: int) -> int:
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise InvalidInput(f"batch_size: must be between 1 and {MAX_BATCH_SIZE}, not {batch_size}")
+    return batch_size
 
 
 @strawberry.type
@@ -43,5 +55,41 @@ class Subscription:
                     if send is None or not await send(payload):
                         sse.sending(ctx.request, payload.cursor)
                         yield payload
+            finally:
+                await stream.aclose()
+
+    @strawberry.subscription(
+        description="The events of `task_events`, in lists of at most `batch_size` (1 to "
+        f"{MAX_BATCH_SIZE}): a subscriber far behind catches up in full lists, then each list "
+        "holds what arrived meanwhile. The same order, visibility and cursors; resume after "
+        "the last event's cursor."
+    )
+    async def task_event_batches(
+        self,
+        info: strawberry.Info,
+        project: str | None = None,
+        task_id: strawberry.ID | None = None,
+        assignee: str | None = None,
+        after: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> AsyncGenerator[list[TaskEvent], None]:
+        ctx = info.context
+        viewer = await ctx.viewer()
+        filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
+        size = batch_size_checked(batch_size)
+        start = event_cursor(sse.resumes_after(ctx.request, after))
+        send = batch_sender(info)
+        with sse.stream_place(ctx.request, viewer):
+            stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, send is None)
+            if sse.is_event_stream(ctx.request):
+                stream = sse.until_revoked(stream, ctx)
+            try:
+                async for batch in stream:
+                    if send is not None:
+                        await send(batch)
+                        continue
+                    payload = [TaskEvent.from_domain(e) for e in batch]
+                    sse.sending(ctx.request, payload[-1].cursor)
+                    yield payload
             finally:
                 await stream.aclose()

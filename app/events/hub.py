@@ -2,7 +2,8 @@
 
 Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
 wakes it for commits made by other processes; a slow poll covers anything missed. The hub
-never skips a seq: it reads the log itself, and seqs commit in order (see Tx.append_events).
+never skips a seq: it reads the log itself, only up to the bound below which nothing can
+still commit (app/storage/repositories/events.py; docs/events.md).
 
 The hub also hears of tokens revoked by other processes and tells `revocation_listeners`
 (app/service/auth.py's cache): on PostgreSQL by a second channel on the same LISTEN
@@ -70,6 +71,18 @@ class Subscriber:
         if not self.overflowed:
             self.overflowed = True
             self.queue.put_nowait(None)
+
+    def drain(self, most: int) -> list[Event]:
+        """Up to `most` events already queued, without waiting (the final None stays, for
+        the next `next()` to report)."""
+        out: list[Event] = []
+        while len(out) < most and not self.queue.empty():
+            event = self.queue.get_nowait()
+            if event is None:
+                self.queue.put_nowait(None)
+                break
+            out.append(event)
+        return out
 
     async def next(self) -> Event:
         event = await self.queue.get()
@@ -141,12 +154,24 @@ class Hub:
         """Moves whenever a project's members change (here, or in another process)."""
         return self.memberships.version
 
-    def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
+    async def subscribe(self, wants: Callable[[Event], bool]) -> Subscriber:
         if not self.subscribers:  # the head moved without reading while nobody listened
-            self.head = max(self.head, self.committed)
+            await self._settle_head()
         sub = Subscriber(wants, self.head, self.queue_size)
         self.subscribers.add(sub)
         return sub
+
+    async def _settle_head(self) -> None:
+        """Before the first subscriber: on SQLite the announced seq is where the log is
+        complete; on PostgreSQL a lower seq may still be in flight, so the head is the safe
+        bound, read now (it may be below the announced seq the idle head had moved to)."""
+        if self.store.sqlite:
+            self.head = max(self.head, self.committed)
+            return
+        async with self.store.read() as tx:
+            safe = await tx.events.last_seq()
+        if not self.subscribers:
+            self.head = safe
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
@@ -187,7 +212,8 @@ class Hub:
     async def _skip(self) -> None:
         """With nobody subscribed, move the head to the newest committed seq without reading
         the events: to the one announced, or after a poll or a reconnection (either may
-        follow a missed announcement) to the counter's."""
+        follow a missed announcement) to the log's. On PostgreSQL the announced seq may have
+        lower ones still in flight: the first subscriber settles the head (`subscribe`)."""
         if self._unsure:
             async with self.store.read() as tx:
                 self.committed = max(self.committed, await tx.events.last_seq())

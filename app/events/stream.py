@@ -1,9 +1,11 @@
-"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless.
+"""One subscriber's stream: replay from a cursor (or a snapshot), then live, gapless; one
+event at a time (`events_for`) or in lists of up to a size (`batches_for`).
 
 Visibility is the domain's rule (`app.domain.visibility.sees`) with the subscriber's project
 memberships as they are now (kept current by the hub's `Memberships`). A replayed event is
-judged by its task as it is now, as HTTP `task_events` judges it; a live event by its task
-as the event left it, which is the task as it is at the moment the event happens.
+judged by its task as it is now, as HTTP `task_events` judges it (in SQL, the rule's SQL
+form: app/storage/event_reads.py); a live event by its task as the event left it, which is
+the task as it is at the moment the event happens.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
+from app.storage.event_reads import replay_page
 from app.storage.store import Store
 
-REPLAY_BATCH = 500
+REPLAY_BATCH = 1000  # events read per statement while replaying
 
 Wants = Callable[[Event], bool]
 """Whether a subscriber wants an event: its visibility and its filters."""
@@ -75,7 +78,7 @@ async def _stream(
     after: int | None,
 ) -> AsyncIterator[Event]:
     wants = visible_to(principal, projects, filters)
-    sub = hub.subscribe(wants)
+    sub = await hub.subscribe(wants)
     try:
         cursor, version = after, 0
         if cursor is None and filters.task_id is not None:
@@ -85,8 +88,7 @@ async def _stream(
                 cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
-        now_seen = _seen_now(principal, projects, filters)
-        async for event in _replay(store, cursor, sub.start, now_seen, filters.task_id):
+        async for event in _replay(store, principal, filters, cursor, sub.start):
             cursor = event.seq
             if event.version > version:
                 yield event
@@ -104,18 +106,73 @@ async def _stream(
         hub.unsubscribe(sub)
 
 
-SeenNow = Callable[[Event, dict[str, Task]], bool]
+async def batches_for(
+    hub: Hub,
+    store: Store,
+    principal: Principal,
+    filters: Filters,
+    after: int | None,
+    size: int,
+    with_task: bool = True,
+) -> AsyncGenerator[list[Event], None]:
+    """The same events as `events_for`, in lists of at most `size`: a replay in full lists,
+    then live, each list what had arrived by the time the last was taken. Without
+    `with_task`, replayed events' `task` is left empty (the reader sends only their own
+    fields)."""
+    member = principal.id if principal.is_person else None
+    projects: Container[str] = await hub.memberships.track(member) if member else ()
+    try:
+        replay = _Replay(size, with_task)
+        async for batch in _batches(hub, store, principal, projects, filters, after, replay):
+            yield batch
+    finally:
+        if member:
+            hub.memberships.untrack(member)
 
 
-def _seen_now(principal: Principal, projects: Container[str], filters: Filters) -> SeenNow:
-    """A replayed event the subscriber wants: its filters match, and it sees the task as it
-    is now (`current`: the batch's tasks, read after the batch; an erased task is absent)."""
-
-    def wants(event: Event, current: dict[str, Task]) -> bool:
-        task = current.get(event.task_id)
-        return filters.match(event) and task is not None and sees(principal, task, projects)
-
-    return wants
+async def _batches(
+    hub: Hub,
+    store: Store,
+    principal: Principal,
+    projects: Container[str],
+    filters: Filters,
+    after: int | None,
+    replay: _Replay,
+) -> AsyncIterator[list[Event]]:
+    size = replay.size
+    sub = await hub.subscribe(visible_to(principal, projects, filters))
+    try:
+        cursor, version = after, 0
+        if cursor is None and filters.task_id is not None:
+            snapshot = await _snapshot(store, filters.task_id, sub.wants)
+            if snapshot is not None:
+                yield [snapshot]
+                cursor, version = snapshot.seq, snapshot.version
+        if cursor is None:
+            cursor = sub.start
+        batch: list[Event] = []
+        page = max(size, REPLAY_BATCH)
+        replayed = _replay(store, principal, filters, cursor, sub.start, page, replay.with_task)
+        async for event in replayed:
+            if event.version > version:
+                batch.append(event)
+                if len(batch) == size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+        cursor = max(cursor, sub.start)
+        while True:
+            try:
+                arrived = [await sub.next(), *sub.drain(size - 1)]
+            except FellBehind:
+                raise FellBehind(cursor) from None
+            batch = [e for e in arrived if e.seq > cursor and e.version > version]
+            if batch:
+                cursor = batch[-1].seq
+                yield batch
+    finally:
+        hub.unsubscribe(sub)
 
 
 async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
@@ -129,18 +186,31 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
     return event if wants(event) else None
 
 
+@dataclass(frozen=True)
+class _Replay:
+    size: int  # events a list at most
+    with_task: bool  # read each replayed event's `task`
+
+
 async def _replay(
-    store: Store, cursor: int, until: int, wants: SeenNow, task_id: str | None
+    store: Store,
+    principal: Principal,
+    filters: Filters,
+    cursor: int,
+    until: int,
+    page: int = REPLAY_BATCH,
+    with_task: bool = True,
 ) -> AsyncIterator[Event]:
+    """The events in (cursor, until] the principal sees now and the filters match, a page
+    (one statement, visibility judged in SQL) at a time."""
+    f = filters
     while cursor < until:
         async with store.read() as tx:
-            batch = await tx.events.after(cursor, REPLAY_BATCH, task_id=task_id)
-            batch = [e for e in batch if e.seq <= until]
-            ids = sorted({e.task_id for e in batch})
-            current = {t.id: t for t in await tx.tasks.get_many(ids)}
-        if not batch:
-            return
+            batch = await replay_page(
+                tx, principal, cursor, until, page, f.project, f.task_id, f.assignee, with_task
+            )
         for event in batch:
-            if wants(event, current):
-                yield event
+            yield event
+        if len(batch) < page:
+            return
         cursor = batch[-1].seq

@@ -264,7 +264,9 @@ class Deliverer:
         version = self.members_version()
         async with self.store.read() as tx:
             head = await tx.events.last_seq()
-            read = await tx.events.after(webhook.read_to, BATCH, task_id=webhook.filters.task_id)
+            read = await tx.events.after(
+                webhook.read_to, BATCH, task_id=webhook.filters.task_id, upto=head
+            )
             current = {t.id: t for t in await tx.tasks.get_many(sorted({e.task_id for e in read}))}
             member_of = await _projects(tx, webhook)
         end = read[-1].seq if len(read) == BATCH else max(head, read[-1].seq if read else 0)

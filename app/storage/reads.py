@@ -189,6 +189,8 @@ async def event_page(
     stmt = _events().where(*_event_filters(principal, filters))
     if after is not None:
         stmt = stmt.where(events.c.seq > after)
+    if not tx.sqlite:  # a page never passes a seq that a later commit could still fill
+        stmt = stmt.where(events.c.seq <= await tx.events.last_seq())
     rows = await tx.rows(stmt.order_by(events.c.seq).limit(first + 1))
     return Page([mapping.event_from_row(r) for r in rows[:first]], len(rows) > first)
 

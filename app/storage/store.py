@@ -27,7 +27,7 @@ from app.storage.engine import (
 )
 from app.storage.repositories.approvals import Approvals, approvals
 from app.storage.repositories.erasures import Erasures
-from app.storage.repositories.events import NOTIFY_CHANNEL, Events, counter, events
+from app.storage.repositories.events import NOTIFY_CHANNEL, Events, Horizon, counter, events
 from app.storage.repositories.principals import Principals, agents, capabilities, persons
 from app.storage.repositories.projects import Projects, members
 from app.storage.repositories.records import Checkpoints, Results, checkpoints, results
@@ -65,6 +65,7 @@ class Store:
         self.engine = create_engine(self.url)
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
+        self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
         self.commit_listeners: list[Callable[[int], None]] = []
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
@@ -120,13 +121,13 @@ class Store:
                 if write:
                     blocking.execution_options(sqlite_write=True)
                 with blocking.begin():
-                    yield Tx(_OnLoop(blocking), sqlite=True)
+                    yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
             return
         async with self.engine.connect() as conn:
             if write and self.sqlite:
                 conn = await conn.execution_options(sqlite_write=True)
             async with conn.begin():
-                yield Tx(conn, self.sqlite)
+                yield Tx(conn, self.sqlite, self.horizon)
 
     async def close(self) -> None:
         if self._blocking is not None:
@@ -191,9 +192,13 @@ class _OnLoop:
 class Tx:
     """One transaction's view of the database: its repositories share its connection."""
 
-    def __init__(self, conn: AsyncConnection | _OnLoop, sqlite: bool) -> None:
+    def __init__(
+        self, conn: AsyncConnection | _OnLoop, sqlite: bool, horizon: Horizon | None = None
+    ) -> None:
         self.conn = conn
         self.sqlite = sqlite
+        self.horizon = horizon if horizon is not None else Horizon()
+        self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
 

@@ -412,6 +412,50 @@ async def resume(setup: Setup) -> dict[str, Any]:
     }
 
 
+BATCH_SIZE = 1000
+SUBSCRIBE_BATCHES = (
+    "subscription($after: String, $size: Int) { task_event_batches(after: $after, "
+    f"batch_size: $size) {{ {EVENT_FIELDS} }} }}"
+)
+
+
+async def resume_batches(setup: Setup) -> dict[str, Any]:
+    """The resume of `resume`, through task_event_batches (BATCH_SIZE events a message)."""
+    head = await ensure_events(setup, RESUME_BACK + 100)
+    after = head - RESUME_BACK
+    url = setup.server.database_url
+    ws = await ws_open(setup)
+    raw, ours = [], []
+    variables = {"after": str(after), "size": BATCH_SIZE}
+    try:
+        for run in range(RUNS + 1):  # the first of each is a warm-up
+            raw_took = await raw_rows_time(url, after)
+            sub = f"b{run}"
+            start = time.perf_counter()
+            payload = {"query": SUBSCRIBE_BATCHES, "variables": variables}
+            await ws.send(json.dumps({"id": sub, "type": "subscribe", "payload": payload}))
+            got: list[dict[str, Any]] = []
+            while len(got) < RESUME_BACK:
+                got.extend((await next_event(ws))["payload"]["data"]["task_event_batches"])
+            took = time.perf_counter() - start
+            seqs = [e["seq"] for e in got]
+            assert len(seqs) == RESUME_BACK and seqs == sorted(set(seqs)), seqs[-1]
+            await ws.send(json.dumps({"id": sub, "type": "complete"}))
+            if run:
+                raw.append(raw_took)
+                ours.append(took)
+    finally:
+        await ws.close()
+    ratios = [r / o for r, o in zip(raw, ours, strict=True)]  # (events/s) / (rows/s)
+    return {
+        "batch_size": BATCH_SIZE,
+        "events_per_s": RESUME_BACK / statistics.median(ours),
+        "raw_rows_per_s": RESUME_BACK / statistics.median(raw),
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+    }
+
+
 async def bare_burst_times(size: int) -> list[float]:
     """Seconds for this client to receive and parse RESUME_BACK messages of `size` bytes
     from a bare `websockets` server: what one message per event costs before any server

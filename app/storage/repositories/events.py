@@ -1,8 +1,29 @@
-"""The event log: append in seq order, read after a seq."""
+"""The event log: append with the next seqs, read after a seq up to the safe bound.
+
+SQLite has one writer at a time: the counter row gives the seqs and they commit in order.
+PostgreSQL writers draw seqs from the sequence `events_seq` and commit in parallel, so a
+seq can commit after a higher one; readers there read only up to the *safe bound*, a seq
+at or below which nothing can still commit (docs/events.md has the argument):
+
+1. read L, the last seq drawn (`pg_sequence_last_value`: no snapshot hides a draw);
+2. then fix N, the next transaction id to be given (`age()` measures from it);
+3. L is safe once no transaction of this database below N is still running. A writer
+   takes its transaction id before it draws a seq, so whoever drew a seq up to L had an
+   id below N.
+
+Usually none is running below N (the snapshot says so: one round trip), or those running
+end within a few milliseconds (`pg_stat_activity`'s `backend_xid`); if not within
+`WAIT_SECONDS`, the bound stays at the last one proven (`Horizon.safe`). A transaction
+computes its bound once (`age()` reads N once per transaction).
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Text, bindparam, cast, func, insert, select, update
+import asyncio
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import BigInteger, bindparam, func, insert, select, text, update
 
 from app.domain.events import Event
 from app.storage import mapping
@@ -13,49 +34,125 @@ events = table_of(EventRow)
 counter = table_of(EventCounterRow)
 
 NOTIFY_CHANNEL = "prickle_events"
+SEQUENCE = "events_seq"
+WAIT_SECONDS = 0.1  # how long a reader waits for the writers in flight before settling
+POLL_SECONDS = 0.0005
 
 _INSERT = insert(events)
+# SQLite: one writer at a time, so the counter row orders seqs and commits alike
 _ADVANCE_COUNTER = (
     update(counter)
     .where(counter.c.id == 1)
     .values(last_seq=counter.c.last_seq + bindparam("count"))
     .returning(counter.c.last_seq)
 )
-# PostgreSQL: the same, announcing the new head on commit (one round trip, not two)
-_ADVANCE_COUNTER_NOTIFY = _ADVANCE_COUNTER.returning(
-    func.pg_notify(NOTIFY_CHANNEL, cast(counter.c.last_seq, Text))
-)
 _LAST_SEQ = select(counter.c.last_seq).where(counter.c.id == 1)
+# PostgreSQL: the transaction id first (MATERIALIZED: taken before any seq is drawn), then
+# the seqs, and the announcement of the newest on commit: one round trip
+_DRAW = text(
+    "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
+    f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
+    "  FROM me, generate_series(1, :count))"
+    " SELECT array_agg(seq ORDER BY seq),"
+    f" pg_notify('{NOTIFY_CHANNEL}', max(seq)::text) FROM drawn"
+)
+_LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
+# N, the next transaction id: `age()` measures from it, read at its first call in the
+# transaction (or from this transaction's own id, when it has one: then no proof here);
+# and whether no transaction at all is running below N (the snapshot's oldest running)
+_NEXT_XID = text(
+    "SELECT pg_current_xact_id_if_assigned() IS NOT NULL,"
+    " age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0"
+    " FROM pg_current_snapshot() AS s"
+)
+# the statistics snapshot is kept until the transaction ends unless cleared
+_FORGET_ACTIVITY = text("SELECT pg_stat_clear_snapshot()")
+# transactions of this database still running below N (only they can draw from its sequence)
+_RUNNING_BELOW_N = text(
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    " AND backend_xid IS NOT NULL AND age(backend_xid) > 0 AND pid <> pg_backend_pid()"
+)
 _AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
+_UPTO = events.c.seq <= bindparam("upto", type_=BigInteger)
 _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bindparam("task_id"))
+
+
+@dataclass
+class Horizon:
+    """The highest safe bound this process has proven (PostgreSQL); it only grows."""
+
+    safe: int = 0
+
+    def proven(self, bound: int) -> int:
+        self.safe = max(self.safe, bound)
+        return self.safe
 
 
 class Events(Repository):
     __slots__ = ()
 
     async def append(self, new: list[Event]) -> list[Event]:
-        """Give the events the next seqs and insert them; the counter's row lock is held
-        until commit, so transactions commit in seq order and readers never see a gap."""
-        stmt = _ADVANCE_COUNTER if self.tx.sqlite else _ADVANCE_COUNTER_NOTIFY
-        last = (await self.tx.one(stmt, {"count": len(new)}))[0]
-        first = last - len(new) + 1
-        rows = [mapping.event_to_row(e, first + i) for i, e in enumerate(new)]
+        """Give the events the next seqs and insert them. Callers append after locking the
+        task (`tasks.get(for_update=True)`), so a task's later move draws a later seq."""
+        if self.tx.sqlite:
+            last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
+            seqs = list(range(last - len(new) + 1, last + 1))
+        else:
+            seqs = list((await self.tx.one(_DRAW, {"count": len(new)}))[0])
+        rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
         await self.tx.conn.execute(_INSERT, rows)
-        self.tx.last_seq = last
-        return [Event(**{**e.__dict__, "seq": first + i}) for i, e in enumerate(new)]
+        self.tx.last_seq = seqs[-1]
+        return [Event(**{**e.__dict__, "seq": seq}) for e, seq in zip(new, seqs, strict=True)]
 
     async def last_seq(self) -> int:
-        """The seq of the last committed event (0 for none)."""
-        last: int = (await self.tx.conn.execute(_LAST_SEQ)).scalar_one()
-        return last
+        """The seq up to which the log is complete: no event at or below it can still commit
+        (0 for none). On SQLite the last committed seq."""
+        if self.tx.sqlite:
+            last: int = (await self.tx.conn.execute(_LAST_SEQ)).scalar_one()
+            return last
+        return await self._safe_bound()
 
-    async def after(self, after: int, limit: int, task_id: str | None = None) -> list[Event]:
+    async def after(
+        self, after: int, limit: int, task_id: str | None = None, upto: int | None = None
+    ) -> list[Event]:
+        """The events after `after`, in seq order, never past the safe bound (or `upto`, a
+        bound the caller already holds from `last_seq`)."""
         stmt = _AFTER
+        params: dict[str, int] = {"after": after}
+        if not self.tx.sqlite or upto is not None:
+            params["upto"] = upto if upto is not None else await self._safe_bound()
+            if params["upto"] <= after:
+                return []
+            stmt = stmt.where(_UPTO)
         if task_id is not None:
             stmt = stmt.where(events.c.task_id == task_id)
-        rows = await self.tx.rows(stmt.limit(limit), {"after": after})
+        rows = await self.tx.rows(stmt.limit(limit), params)
         return [mapping.event_from_row(r) for r in rows]
 
     async def count(self, task_id: str) -> int:
         found: int = (await self.tx.conn.execute(_COUNT, {"task_id": task_id})).scalar_one()
         return found
+
+    async def _safe_bound(self) -> int:
+        if self.tx.event_bound is None:
+            self.tx.event_bound = await self._prove_bound()
+        return self.tx.event_bound
+
+    async def _prove_bound(self) -> int:
+        horizon, conn = self.tx.horizon, self.tx.conn
+        drawn: int = (await conn.execute(_LAST_DRAWN)).scalar_one()
+        if drawn <= horizon.safe:
+            return horizon.safe
+        has_xid, none_running = (await conn.execute(_NEXT_XID)).one()
+        if has_xid:
+            return horizon.safe
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not none_running:
+            await conn.execute(_FORGET_ACTIVITY)
+            none_running = (await conn.execute(_RUNNING_BELOW_N)).scalar_one() == 0
+            if none_running:
+                break
+            if time.monotonic() >= deadline:
+                return horizon.safe
+            await asyncio.sleep(POLL_SECONDS)
+        return horizon.proven(drawn)

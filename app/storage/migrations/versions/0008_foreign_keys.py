@@ -11,7 +11,7 @@ checked off during the upgrade and every row checked before it commits
 (app.storage.migrate).
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
