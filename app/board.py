@@ -18,6 +18,8 @@ ASSETS = {
     "index.html": "text/html; charset=utf-8",
     "board.js": "text/javascript; charset=utf-8",
     "board.css": "text/css; charset=utf-8",
+    "graph.js": "text/javascript; charset=utf-8",
+    "graph.css": "text/css; charset=utf-8",
 }
 HEADERS = {
     "Cache-Control": "no-cache",

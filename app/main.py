@@ -26,7 +26,7 @@ from strawberry.subscriptions import (
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
-from app import board, debug
+from app import board, debug, graphiql, vendor
 from app.api import errors, sse
 from app.api.context import Context, get_context
 from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
@@ -63,6 +63,10 @@ class GraphQLApp(GraphQL[Context, None]):
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
         return await super().process_result(request, result)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """Our GraphiQL page, every library served from here (app/graphiql.py)."""
+        return graphiql.page()
 
     def encode_json(self, data: object) -> str:
         """orjson, several times faster than json.dumps on every response and event; a str,
@@ -201,6 +205,8 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         WebSocketRoute("/graphql", graphql),
         Route("/healthz", healthz),
         *board.routes(),
+        *graphiql.routes(),
+        *vendor.routes(),
         *debug.routes(),
         *observability.routes(),
     ]

@@ -207,6 +207,8 @@ def test_a_held_task_denied(walk: Walk) -> None:
     assert task["waiting_on"] == "owner_approval"
     as_bob = walk("queries/task", "bob", id=task["id"])
     assert sorted(as_bob["allowed_verbs"]) == ["approve_handoff", "deny_task"]
+    graph = walk("queries/task_graph", "bob", task_id=task["id"])
+    assert ([t["id"] for t in graph["tasks"]], graph["edges"]) == ([task["id"]], [])
     denied = walk("mutations/deny_task", "bob", task_id=task["id"], reason="not now")
     assert denied["state"] == "rejected"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from app import service
-from app.api import lookahead
+from app.api import graph, lookahead
 from app.api.enums import TaskState, plain
 from app.api.types import (
     AllowedMove,
@@ -57,6 +57,8 @@ class Query:
         want = lookahead.want_of(*lookahead.of_field(info))
         found, around = await reads.task_graph(ctx.store, viewer, task_id(id, "id") or "", want)
         return Task.from_domain(found, around) if found else None
+
+    task_graph = graph.field
 
     @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
     async def tasks(

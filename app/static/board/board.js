@@ -750,6 +750,7 @@
       : h("p", { class: "muted", text: "none" }));
     const body = [
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
+      window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("p", null, h("span", { class: "tag", text: t.state }),
         t.waiting_on ? [" ", h("span", { class: "tag wait", text: `waiting on ${t.waiting_on}` })] : "",
         h("span", { class: "muted", text: ` ${t.id} · v${data.version}` })),
