@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from axe import violations
 from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
 from server import Server, module_database, start
 from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
@@ -324,6 +325,7 @@ def test_the_inbox_shows_a_new_held_handoff_live_and_drops_it_once_decided(serve
     assert "Needs bob" in item.inner_text()
     print(f"inbox: a new held handoff shown {seen * 1000:.0f} ms after the mutation returned")
     shot(page, "board-inbox.png")
+    assert violations(page, "#inbox") == []  # axe-core: no serious or critical violation
 
     item.get_by_role("button").click()
     detail = page.locator(f"#detail [data-task='{created}']")

@@ -199,11 +199,6 @@ def test_axe_finds_no_serious_violation_in_the_detail_panel_or_the_graph(family,
 
 
 @needs_chromium
-@pytest.mark.xfail(
-    strict=False,
-    reason="board.css: the final columns' headers (.column.terminal > h2, #667085 on #e9ecf1) "
-    "are below the 4.5:1 contrast axe asks for",
-)
 def test_axe_finds_no_serious_violation_on_the_board(family, page) -> None:  # type: ignore[no-untyped-def]
     server, seeded = family
     _board(page, server, seeded)
