@@ -32,6 +32,7 @@ from .enums import (
     DecidedByPolicy,
     Decision,
     DeliverableType,
+    EdgeKind,
     EventKind,
     EvidenceKind,
     GateBasis,
@@ -114,6 +115,11 @@ from .input_types import (
     WebhookInput,
 )
 from .me import Me, MeMe
+from .on_task_event_batches import (
+    OnTaskEventBatches,
+    OnTaskEventBatchesTaskEventBatches,
+    OnTaskEventBatchesTaskEventBatchesTask,
+)
 from .on_task_events import (
     OnTaskEvents,
     OnTaskEventsTaskEvents,
@@ -159,6 +165,12 @@ from .task_events import (
     TaskEventsTaskEventsEdgesNode,
     TaskEventsTaskEventsEdgesNodeTask,
     TaskEventsTaskEventsPageInfo,
+)
+from .task_graph import (
+    TaskGraph,
+    TaskGraphTaskGraph,
+    TaskGraphTaskGraphEdges,
+    TaskGraphTaskGraphTasks,
 )
 from .task_states import TaskStates, TaskStatesTaskStates
 from .tasks import (
@@ -214,6 +226,7 @@ __all__ = [
     "DeliverableType",
     "DenyTask",
     "DenyTaskDenyTask",
+    "EdgeKind",
     "EnableWebhook",
     "EnableWebhookEnableWebhook",
     "EraseAgent",
@@ -240,6 +253,9 @@ __all__ = [
     "HandoffInput",
     "Me",
     "MeMe",
+    "OnTaskEventBatches",
+    "OnTaskEventBatchesTaskEventBatches",
+    "OnTaskEventBatchesTaskEventBatchesTask",
     "OnTaskEvents",
     "OnTaskEventsTaskEvents",
     "OnTaskEventsTaskEventsTask",
@@ -333,6 +349,10 @@ __all__ = [
     "TaskFieldsResult",
     "TaskFieldsRoute",
     "TaskFieldsRouteCapability",
+    "TaskGraph",
+    "TaskGraphTaskGraph",
+    "TaskGraphTaskGraphEdges",
+    "TaskGraphTaskGraphTasks",
     "TaskState",
     "TaskStates",
     "TaskStatesTaskStates",

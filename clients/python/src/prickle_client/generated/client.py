@@ -37,6 +37,7 @@ from .input_types import (
     WebhookInput,
 )
 from .me import Me
+from .on_task_event_batches import OnTaskEventBatches
 from .on_task_events import OnTaskEvents
 from .pause_schedule import PauseSchedule
 from .principal import Principal
@@ -58,6 +59,7 @@ from .start_task import StartTask
 from .stop_run import StopRun
 from .task import Task
 from .task_events import TaskEvents
+from .task_graph import TaskGraph
 from .task_states import TaskStates
 from .tasks import Tasks
 from .tokens import Tokens
@@ -4416,6 +4418,37 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return TaskEvents.model_validate(data)
 
+    async def task_graph(self, task_id: str, depth: int, **kwargs: Any) -> TaskGraph:
+        query = gql("""
+            query TaskGraph($task_id: ID!, $depth: Int! = 4) {
+              task_graph(task_id: $task_id, depth: $depth) {
+                root_id
+                tasks {
+                  id
+                  project
+                  state
+                  waiting_on
+                  display_title
+                  assignee
+                  parent_task_id
+                  version
+                }
+                edges {
+                  kind
+                  from_id
+                  to_id
+                }
+                truncated
+              }
+            }
+            """)
+        variables: dict[str, object] = {"task_id": task_id, "depth": depth}
+        response = await self.execute(
+            query=query, operation_name="TaskGraph", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return TaskGraph.model_validate(data)
+
     async def task_states(self, **kwargs: Any) -> TaskStates:
         query = gql("""
             query TaskStates {
@@ -4743,6 +4776,228 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return Webhooks.model_validate(data)
+
+    async def on_task_event_batches(
+        self,
+        project: Union[Optional[str], UnsetType] = UNSET,
+        task_id: Union[Optional[str], UnsetType] = UNSET,
+        assignee: Union[Optional[str], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        batch_size: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AsyncIterator[OnTaskEventBatches]:
+        query = gql("""
+            subscription OnTaskEventBatches($project: String, $task_id: ID, $assignee: String, $after: String, $batch_size: Int) {
+              task_event_batches(
+                project: $project
+                task_id: $task_id
+                assignee: $assignee
+                after: $after
+                batch_size: $batch_size
+              ) {
+                ...EventFields
+                task {
+                  ...TaskFields
+                  version
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment EventFields on TaskEvent {
+              cursor
+              seq
+              kind
+              task_id
+              project
+              from_state
+              to_state
+              waiting_on
+              verb
+              actor
+              at
+              version
+              note
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {
+            "project": project,
+            "task_id": task_id,
+            "assignee": assignee,
+            "after": after,
+            "batch_size": batch_size,
+        }
+        async for data in self.execute_ws(
+            query=query,
+            operation_name="OnTaskEventBatches",
+            variables=variables,
+            **kwargs,
+        ):
+            yield OnTaskEventBatches.model_validate(data)
 
     async def on_task_events(
         self,

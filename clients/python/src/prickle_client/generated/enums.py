@@ -42,6 +42,11 @@ class DeliverableType(str, Enum):
     other = "other"
 
 
+class EdgeKind(str, Enum):
+    parent = "parent"
+    depends_on = "depends_on"
+
+
 class EventKind(str, Enum):
     snapshot = "snapshot"
     created = "created"
