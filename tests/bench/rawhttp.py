@@ -9,6 +9,7 @@ No pooling, no cookie jar, no header models: the server, not the client, must sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -42,10 +43,8 @@ class RawConnection:
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
-            try:
+            with contextlib.suppress(OSError):
                 await self.writer.wait_closed()
-            except OSError:
-                pass
 
     async def post(self, body: bytes) -> tuple[int, bytes]:
         """Send one request; its status and body."""
@@ -63,7 +62,9 @@ class RawConnection:
 
     async def graphql(self, query: str, variables: dict[str, Any] | None = None) -> Any:
         """One GraphQL request, decoded; raises on an error (for setup, not the timed loop)."""
-        status, raw = await self.post(json.dumps({"query": query, "variables": variables or {}}).encode())
+        status, raw = await self.post(
+            json.dumps({"query": query, "variables": variables or {}}).encode()
+        )
         answer = json.loads(raw)
         if status != 200 or answer.get("errors"):
             raise RuntimeError(f"{status}: {answer}")
