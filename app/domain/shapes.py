@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -52,8 +52,13 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(_subschemas()[name], format_checker=FormatChecker())
 
 
+SHORT = 200  # strings up to this long are remembered as fitting (see _fits)
+
+
 def check(name: str, value: T, label: str | None = None) -> T:
     """Return `value` if it fits the named part of the schema, else raise InvalidInput."""
+    if (value is None or type(value) is int or type(value) is str) and _fits(name, value):
+        return value
     error = next(iter(validator(name).iter_errors(value)), None)
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path)
@@ -61,6 +66,15 @@ def check(name: str, value: T, label: str | None = None) -> T:
         raise InvalidInput(f"{path}: {_short(error.message)}")
     _refuse_nul(value, label or name)
     return value
+
+
+@lru_cache(maxsize=4096)
+def _fits(name: str, value: str | int | None) -> bool:
+    """Whether a short scalar fits the named schema, with no U+0000: the same few values
+    (a task's id, an absent option) are checked again and again."""
+    if isinstance(value, str) and (len(value) > SHORT or "\x00" in value):
+        return False
+    return bool(validator(name).is_valid(value))
 
 
 def _refuse_nul(value: Any, path: str) -> None:

@@ -1,7 +1,15 @@
-"""Tasks: load, insert and update (optimistically, by version)."""
+"""Tasks: load, insert and update (optimistically, by version).
+
+A task loaded in a transaction is remembered as its row was; its update then writes only
+the columns that differ (JSON columns compared by their encoding, so a value changed in
+place is seen too). The version in the WHERE clause still guards the whole row.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -26,12 +34,20 @@ _CHILD_STATES = select(tasks.c.state).where(tasks.c.parent_task_id == bindparam(
 
 
 class Tasks(Repository):
-    __slots__ = ()
+    __slots__ = ("_loaded",)
+
+    def __init__(self, tx: Any) -> None:
+        super().__init__(tx)
+        self._loaded: dict[str, dict[str, Any]] = {}  # task id -> its row as loaded, kept
 
     async def get(self, task_id: str, for_update: bool = False) -> Task | None:
         stmt = _BY_ID_LOCKED if for_update and not self.tx.sqlite else _BY_ID
         row = await self.tx.one(stmt, {"task_id": task_id})
-        return mapping.task_from_row(row) if row else None
+        if row is None:
+            return None
+        task = mapping.task_from_row(row)
+        self._loaded[task.id] = {k: _kept(v) for k, v in mapping.task_to_row(task).items()}
+        return task
 
     async def get_many(self, ids: list[str]) -> list[Task]:
         if not ids:
@@ -54,6 +70,10 @@ class Tasks(Repository):
         """Conflict unless the stored task is still at `old_version`."""
         row = mapping.task_to_row(task)
         del row["id"]
+        loaded = self._loaded.get(task.id)
+        if loaded is not None:
+            row = {name: value for name, value in row.items() if _kept(value) != loaded[name]}
+            loaded.update((name, _kept(value)) for name, value in row.items())
         params = {**row, "where_id": task.id, "where_version": old_version}
         if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
             raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
@@ -64,3 +84,10 @@ class Tasks(Repository):
 
     async def child_states(self, parent_id: str) -> list[str]:
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
+
+
+def _kept(value: Any) -> Any:
+    """A column's value as remembered: JSON (dicts, lists) as its encoding, the rest as is."""
+    if isinstance(value, dict | list):
+        return orjson.dumps(value)
+    return value
