@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import JSON, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import Conflict
@@ -21,6 +21,7 @@ from app.storage.tables import TaskRow, table_of
 
 tasks = table_of(TaskRow)
 
+_JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
 _INSERT = insert(tasks)
 _BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
 _BY_ID_LOCKED = _BY_ID.with_for_update()
@@ -46,7 +47,7 @@ class Tasks(Repository):
         if row is None:
             return None
         task = mapping.task_from_row(row)
-        self._loaded[task.id] = {k: _kept(v) for k, v in mapping.task_to_row(task).items()}
+        self._loaded[task.id] = _kept(mapping.task_to_row(task))
         return task
 
     async def get_many(self, ids: list[str]) -> list[Task]:
@@ -72,8 +73,9 @@ class Tasks(Repository):
         del row["id"]
         loaded = self._loaded.get(task.id)
         if loaded is not None:
-            row = {name: value for name, value in row.items() if _kept(value) != loaded[name]}
-            loaded.update((name, _kept(value)) for name, value in row.items())
+            kept = _kept(row)
+            row = {name: value for name, value in row.items() if kept[name] != loaded[name]}
+            loaded.update(kept)
         params = {**row, "where_id": task.id, "where_version": old_version}
         if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
             raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
@@ -86,8 +88,11 @@ class Tasks(Repository):
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
 
 
-def _kept(value: Any) -> Any:
-    """A column's value as remembered: JSON (dicts, lists) as its encoding, the rest as is."""
-    if isinstance(value, dict | list):
-        return orjson.dumps(value)
-    return value
+def _kept(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as remembered: its JSON columns as their encoding, the rest as they are."""
+    kept = dict(row)
+    for name in _JSON_COLUMNS:
+        value = kept.get(name)
+        if value is not None:
+            kept[name] = orjson.dumps(value)
+    return kept
