@@ -9,7 +9,6 @@ from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, owner_of
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
-from app.service.erasure import refuse_erased
 from app.service.inputs import (
     CapabilityInput,
     HandoffInput,
@@ -162,9 +161,11 @@ async def _pass_gate(
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
     """The agent, registered and not erased (an erased one is handed no work)."""
-    if not await tx.principals.agent_exists(agent_id):
+    registered, erased = await tx.principals.agent_standing(agent_id)
+    if not registered:
         raise NotFound(f"no agent {agent_id}")
-    await refuse_erased(tx, agent_id, "assignee")
+    if erased:  # as refuse_erased says it
+        raise InvalidInput(f"assignee: {agent_id} was erased")
     return agent_id
 
 
