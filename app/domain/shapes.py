@@ -70,6 +70,15 @@ def quick(name: str) -> Callable[[Any], bool]:
     ).is_valid
 
 
+def _quickly_fits(name: str, value: Any) -> bool:
+    """`quick`, False for a value jsonschema-rs cannot take (say a key that is no string):
+    jsonschema then judges it."""
+    try:
+        return quick(name)(value)
+    except Exception:
+        return False
+
+
 SHORT = 200  # strings up to this long are remembered as fitting (see _fits)
 
 
@@ -77,7 +86,7 @@ def check(name: str, value: T, label: str | None = None) -> T:
     """Return `value` if it fits the named part of the schema, else raise InvalidInput."""
     if (value is None or type(value) is int or type(value) is str) and _fits(name, value):
         return value
-    if quick(name)(value):
+    if _quickly_fits(name, value):
         _refuse_nul(value, label or name)
         return value
     error = next(iter(validator(name).iter_errors(value)), None)
