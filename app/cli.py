@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
-from app.storage.engine import database_url
+from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
 
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
@@ -56,6 +56,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let webhooks reach loopback, private, link-local and multicast addresses "
         "(default: PRICKLE_ALLOW_PRIVATE_WEBHOOKS)",
+    )
+    serve.add_argument(
+        "--db-pool-size",
+        type=_positive,
+        default=DEFAULT_POOL_SIZE,
+        metavar="N",
+        help="database connections each process keeps open; a query holds one for its "
+        f"request, so N should cover the requests in flight (default: {DEFAULT_POOL_SIZE})",
     )
     serve.set_defaults(run=_serve)
     # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
@@ -107,8 +115,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(value: str) -> int:
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
+    return int(value)
+
+
 def _serve(args: argparse.Namespace) -> int:
+    import os
+
     from app.server import serve
+
+    os.environ[POOL_SIZE_VARIABLE] = str(args.db_pool_size)  # the server and its workers
 
     return serve(
         host=args.host,

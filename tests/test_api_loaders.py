@@ -51,8 +51,14 @@ query Nested($first: Int!) {
 class Counter:
     def __init__(self) -> None:
         self.statements: list[str] = []
+        self.all: list[str] = []  # every statement, these two kinds too
+        self.transactions = 0
+
+    def begin(self, _conn) -> None:  # type: ignore[no-untyped-def]
+        self.transactions += 1
 
     def __call__(self, _conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        self.all.append(statement)
         # Not SQLite's explicit BEGIN (one per transaction), nor the token's last use, which
         # is written when a request falls in a new minute (app/service/auth.py).
         if not statement.startswith(("BEGIN", "UPDATE tokens")):
@@ -67,6 +73,7 @@ async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter
         await app.state.hub.stop()
         counter = Counter()
         event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)
+        event.listen(app.state.store.statements_engine, "begin", counter.begin)
         yield http, counter
 
 
@@ -115,3 +122,15 @@ async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -
     body = (await http.post("/graphql", json={"query": query, "variables": {"id": task.id}})).json()
     assert body["data"]["task"]["id"] == task.id
     assert len(counter.statements) == 3, counter.statements  # the task, children, events
+
+
+async def test_a_query_reads_in_one_transaction(store: Store, client) -> None:  # type: ignore[no-untyped-def]
+    await _tasks_with_every_relation(store, 12)
+    http, counter = client
+    counter.transactions = 0
+    counter.all.clear()
+    body = (await http.post("/graphql", json={"query": NESTED, "variables": {"first": 12}})).json()
+    assert "errors" not in body, body["errors"]
+    # the token's last use, written once a minute, is a write transaction of its own
+    writes = sum(s.startswith("UPDATE tokens") for s in counter.all)
+    assert counter.transactions - writes == 1, counter.statements

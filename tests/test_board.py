@@ -290,6 +290,7 @@ def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
     page.click(f".card[data-id='{seeded.rich}']")
     detail = page.locator(f"#detail [data-task='{seeded.rich}']")
     detail.wait_for()
+    detail.locator("#timeline .tl").first.wait_for()
     shown = detail.inner_text()
     for text in [
         "Health endpoint and its docs",
@@ -311,7 +312,7 @@ def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
         "Document /health in the README",
         "DEPENDENCIES",
         "Write the API schema",
-        "EVENTS",
+        "TIMELINE",
         "return_result",
     ]:
         assert text in shown, f"{text!r} is not in the detail panel"

@@ -47,6 +47,7 @@ def test_every_serve_flag_has_its_variable() -> None:
         "PRICKLE_GRACEFUL_TIMEOUT",
         "PRICKLE_ACCESS_LOG",
         "PRICKLE_RATE_LIMIT",
+        "PRICKLE_DB_POOL_SIZE",
     }
     printed = config()
     assert {a.dest.replace("_", "-") for a in flags} == set(printed)
@@ -94,3 +95,20 @@ def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
     )
     assert done.returncode == 2
     assert "--log-format" in done.stderr
+
+
+def test_the_pool_size_is_a_setting_and_a_bad_one_is_refused() -> None:
+    assert config()["db-pool-size"] == "20"
+    assert config(PRICKLE_DB_POOL_SIZE="4")["db-pool-size"] == "4  (PRICKLE_DB_POOL_SIZE is set)"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "config", "--db-pool-size", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--db-pool-size: '0' is not a positive whole number" in done.stderr

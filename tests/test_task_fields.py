@@ -71,8 +71,8 @@ def test_the_graphql_task_carries_each_field_of_the_domain_task() -> None:
     for name in TASK_FIELDS:
         if name not in TASK_CONVERTERS:
             assert getattr(built, name) == getattr(task, name), name
-    assert built.packet.task == "x"
-    assert built.requested_by.agent_id == "alice/planner"
-    assert built.route.via == "direct"
-    assert built.result is None and built.latest_checkpoint is None
+    assert built.converted("packet").task == "x"
+    assert built.converted("requested_by").agent_id == "alice/planner"
+    assert built.converted("route").via == "direct"
+    assert built.converted("result") is None and built.converted("latest_checkpoint") is None
     assert built.domain is task

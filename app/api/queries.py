@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from app import service
+from app.api import lookahead
 from app.api.enums import TaskState, plain
 from app.api.types import (
     AllowedMove,
@@ -51,9 +52,11 @@ def event_cursor(after: str | None) -> int | None:
 class Query:
     @strawberry.field(description="The task, or null when it does not exist or is not visible.")
     async def task(self, info: strawberry.Info, id: strawberry.ID) -> Task | None:
-        await info.context.viewer()
-        found = await info.context.loaders.tasks.load(task_id(id, "id"))
-        return Task.from_domain(found) if found else None
+        ctx = info.context
+        viewer = await ctx.viewer()
+        want = lookahead.want_of(*lookahead.of_field(info))
+        found, around = await reads.task_graph(ctx.store, viewer, task_id(id, "id") or "", want)
+        return Task.from_domain(found, around) if found else None
 
     @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
     async def tasks(
@@ -71,12 +74,13 @@ class Query:
         viewer = await ctx.viewer()
         filters = TaskFilters(project, plain(state), assignee, requester, parent_task_id)
         size, cursor = page_size(first), task_id(after, "after")
-        page = await reads.task_page(ctx.store, viewer, filters, size, cursor)
+        want = lookahead.page_want(*lookahead.of_field(info))
+        page, found = await reads.task_graph_page(ctx.store, viewer, filters, size, cursor, want)
 
         async def count() -> int:
             return await reads.count_tasks(ctx.store, viewer, filters)
 
-        return TaskConnection.of(page.items, page.has_next, count)
+        return TaskConnection.of(page.items, page.has_next, count, found)
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(

@@ -30,6 +30,7 @@ from app.api import errors
 from app.api.limits import RateLimit
 from app.api.mutations import Mutation
 from app.api.queries import Query
+from app.api.reading import OneReadTransaction
 from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
 from app.observability.graphql import Observed
@@ -103,6 +104,7 @@ schema = PrickleSchema(
         # the parse options, so the token limit, and the validation rules are in the keys).
         shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
         shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
+        OneReadTransaction,  # a query's reads in one transaction
         Observed,  # metrics and the request's log line (app/observability)
         *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
     ],

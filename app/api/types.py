@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -50,6 +50,7 @@ from app.domain.tokens import TokenInfo as DomainTokenInfo
 from app.events.stream import task_of
 from app.service.erasure import Erasure as DomainErasure
 from app.service.erasure import PrincipalInfo as DomainPrincipalInfo
+from app.service.reads import Found
 
 Convert = Callable[[Any], Any]
 
@@ -70,76 +71,135 @@ TASK_CONVERTERS: dict[str, Convert] = {
     "route": Route.from_domain,
 }
 TASK_FIELDS = (*PROTOCOL_FIELDS, "version")
-_FROM_DOMAIN = tuple((name, TASK_CONVERTERS.get(name)) for name in TASK_FIELDS)
+_AS_IS = tuple(name for name in TASK_FIELDS if name not in TASK_CONVERTERS)
+
+T = TypeVar("T")
+
+
+def _later(pending: Awaitable[T]) -> T:
+    """What a resolver returns when the value is not at hand: graphql-core awaits an
+    awaitable a resolver returns, so a field read ahead answers at once, with no awaitable,
+    and another through its loader."""
+    return cast(T, pending)
 
 
 @strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
 class Task:
+    """Built from a domain task, whole or with only the columns a query reads; the fields
+    with a converter are converted when asked for. `found` holds what was read ahead for
+    the task's level of the query (app/api/lookahead.py); without it, the loaders answer."""
+
     id: strawberry.ID
     project: str
     state: TaskState
     waiting_on: WaitingOn | None
     requester: str | None
     assignee: str
-    packet: Packet
-    result: Result | None
-    latest_checkpoint: Checkpoint | None
-    latest_checkpoint_by: CheckpointBy | None
+
+    packet: Packet = strawberry.field(resolver=lambda root: root.converted("packet"))
+    result: Result | None = strawberry.field(resolver=lambda root: root.converted("result"))
+    latest_checkpoint: Checkpoint | None = strawberry.field(
+        resolver=lambda root: root.converted("latest_checkpoint")
+    )
+    latest_checkpoint_by: CheckpointBy | None = strawberry.field(
+        resolver=lambda root: root.converted("latest_checkpoint_by")
+    )
     parent_task_id: strawberry.ID | None
     created_at: str
     updated_at: str
-    requested_by: ActorRef
+    requested_by: ActorRef = strawberry.field(resolver=lambda root: root.converted("requested_by"))
     origin_message_id: str | None
-    route: Route
+    route: Route = strawberry.field(resolver=lambda root: root.converted("route"))
     display_title: str | None
     turn_budget: int | None = strawberry.field(description="Checkpoints left; null is unlimited.")
     version: int = strawberry.field(description="1 at creation, +1 on every move and checkpoint.")
     domain: strawberry.Private[DomainTask]
+    found: strawberry.Private[Found | None] = None
 
     @classmethod
-    def from_domain(cls, task: DomainTask) -> Task:
-        fields = {
-            name: getattr(task, name) if convert is None else convert(getattr(task, name))
-            for name, convert in _FROM_DOMAIN
-        }
-        return cls(**fields, domain=task)
+    def from_domain(cls, task: DomainTask, found: Found | None = None) -> Task:
+        fields = {name: getattr(task, name) for name in _AS_IS}
+        return cls(**fields, domain=task, found=found)
+
+    def converted(self, name: str) -> Any:
+        """A field with a converter, converted from the domain task's."""
+        return TASK_CONVERTERS[name](getattr(self.domain, name))
 
     @strawberry.field(description="The task object exactly, valid against task.schema.json.")
     def as_protocol(self) -> JSON:
         return JSON(self.domain.to_protocol())
 
     @strawberry.field(description="The task's events, oldest first.")
-    async def events(self, info: strawberry.Info) -> list[TaskEvent]:
+    def events(self, info: strawberry.Info) -> list[TaskEvent]:
+        if self.found is None or self.found.events is None:
+            return _later(self._events(info))
+        return [TaskEvent.from_domain(e) for e in self.found.events.get(self.id, [])]
+
+    async def _events(self, info: strawberry.Info) -> list[TaskEvent]:
         return [TaskEvent.from_domain(e) for e in await info.context.loaders.events.load(self.id)]
 
     @strawberry.field(description="The parent task, when there is one and it is visible.")
-    async def parent(self, info: strawberry.Info) -> Task | None:
+    def parent(self, info: strawberry.Info) -> Task | None:
         if self.parent_task_id is None:
             return None
-        found = await info.context.loaders.tasks.load(self.parent_task_id)
+        if self.found is None or self.found.parents is None:
+            return _later(self._parent(info, self.parent_task_id))
+        got = self.found.parents.get(self.parent_task_id)
+        return Task.from_domain(got, self.found.below["parent"]) if got else None
+
+    async def _parent(self, info: strawberry.Info, id: str) -> Task | None:
+        found = await info.context.loaders.tasks.load(id)
         return Task.from_domain(found) if found else None
 
     @strawberry.field(description="The visible tasks whose parent_task_id is this task.")
-    async def children(self, info: strawberry.Info) -> list[Task]:
+    def children(self, info: strawberry.Info) -> list[Task]:
+        if self.found is None or self.found.children is None:
+            return _later(self._children(info))
+        below = self.found.below["children"]
+        return [Task.from_domain(t, below) for t in self.found.children.get(self.id, [])]
+
+    async def _children(self, info: strawberry.Info) -> list[Task]:
         return [Task.from_domain(t) for t in await info.context.loaders.children.load(self.id)]
 
     @strawberry.field(description="Tasks named by packet.depends_on that exist and are visible.")
-    async def dependencies(self, info: strawberry.Info) -> list[Task]:
-        names = self.domain.packet.get("depends_on") or []
+    def dependencies(self, info: strawberry.Info) -> list[Task]:
+        names: list[str] = self.domain.packet.get("depends_on") or []
+        if self.found is None or self.found.dependencies is None:
+            return _later(self._dependencies(info, names))
+        found, below = self.found.dependencies, self.found.below["dependencies"]
+        return [Task.from_domain(found[n], below) for n in names if n in found]
+
+    async def _dependencies(self, info: strawberry.Info, names: list[str]) -> list[Task]:
         found = await info.context.loaders.tasks.load_many(names)
         return [Task.from_domain(t) for t in found if t is not None]
 
     @strawberry.field(description="Every checkpoint saved on this task, oldest first.")
-    async def checkpoints(self, info: strawberry.Info) -> list[SavedCheckpoint]:
+    def checkpoints(self, info: strawberry.Info) -> list[SavedCheckpoint]:
+        if self.found is None or self.found.checkpoints is None:
+            return _later(self._checkpoints(info))
+        return [SavedCheckpoint.from_domain(c) for c in self.found.checkpoints.get(self.id, [])]
+
+    async def _checkpoints(self, info: strawberry.Info) -> list[SavedCheckpoint]:
         saved = await info.context.loaders.checkpoints.load(self.id)
         return [SavedCheckpoint.from_domain(c) for c in saved]
 
     @strawberry.field(description="Every revision of the result, first to latest.")
-    async def results(self, info: strawberry.Info) -> list[Result]:
+    def results(self, info: strawberry.Info) -> list[Result]:
+        if self.found is None or self.found.results is None:
+            return _later(self._results(info))
+        return [Result.from_domain(r) for r in self.found.results.get(self.id, [])]
+
+    async def _results(self, info: strawberry.Info) -> list[Result]:
         return [Result.from_domain(r) for r in await info.context.loaders.results.load(self.id)]
 
     @strawberry.field(description="The verbs the viewer may call on this task now.")
-    async def allowed_verbs(self, info: strawberry.Info) -> list[str]:
+    def allowed_verbs(self, info: strawberry.Info) -> list[str]:
+        viewer = info.context.principal
+        if viewer is None:
+            return _later(self._allowed_verbs(info))
+        return moves.allowed_verbs(self.domain, viewer)
+
+    async def _allowed_verbs(self, info: strawberry.Info) -> list[str]:
         return moves.allowed_verbs(self.domain, await info.context.viewer())
 
 
@@ -244,8 +304,10 @@ class TaskConnection:
         return await self.count()
 
     @classmethod
-    def of(cls, tasks: list[DomainTask], has_next: bool, count: Count) -> TaskConnection:
-        edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t)) for t in tasks]
+    def of(
+        cls, tasks: list[DomainTask], has_next: bool, count: Count, found: Found | None = None
+    ) -> TaskConnection:
+        edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t, found)) for t in tasks]
         return cls(edges=edges, page_info=PageInfo.after(edges, has_next), count=count)
 
 

@@ -37,6 +37,7 @@ def _subschemas() -> dict[str, JSON]:
         "submission_id": result["submission_id"],
         "reason": result["reason"],
         "capability": props["route"]["properties"]["capability"],
+        "capability_kind": props["route"]["properties"]["capability"]["properties"]["kind"],
         "origin_message_id": props["origin_message_id"],
         "parent_task_id": props["parent_task_id"],
         "display_title": {"type": ["string", "null"], "minLength": 1, "maxLength": 200},
@@ -47,6 +48,11 @@ def _subschemas() -> dict[str, JSON]:
         "result": _result_schema(),
         "task": task_schema(),
     }
+
+
+def choices(name: str) -> tuple[str, ...]:
+    """The values the schema's named enum allows, in its order."""
+    return tuple(_subschemas()[name]["enum"])
 
 
 @cache

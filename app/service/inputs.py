@@ -22,7 +22,7 @@ from app.domain.policy import POLICIES
 from app.domain.principals import check_agent_id, check_handle, check_project
 from app.domain.types import JSON
 
-CAPABILITY_KINDS = ("mcp", "repo", "deploy", "data", "other")
+CAPABILITY_KINDS = shapes.choices("capability_kind")
 GATE_EFFECTS = ("allow", "deny", "hold")
 
 

@@ -8,13 +8,103 @@ their number; the API's loaders call them once per nested list.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import reads as sql
-from app.storage.store import Store
+from app.storage.store import Store, Tx
+
+
+@dataclass
+class Want:
+    """What a query reads of each task at one level of its selection: the task columns
+    (None: every one), the related tasks (with what it reads of those), the lists."""
+
+    columns: tuple[str, ...] | None = None
+    parent: Want | None = None
+    children: Want | None = None
+    dependencies: Want | None = None
+    lists: frozenset[str] = frozenset()  # of "results", "checkpoints", "events"
+
+
+@dataclass
+class Found:
+    """What was read ahead for the tasks at one level, by task id; None: not read."""
+
+    parents: dict[str, Task] | None = None
+    children: dict[str, list[Task]] | None = None
+    dependencies: dict[str, Task] | None = None
+    results: dict[str, list[JSON]] | None = None
+    checkpoints: dict[str, list[SavedCheckpoint]] | None = None
+    events: dict[str, list[Event]] | None = None
+    below: dict[str, Found] = field(default_factory=dict)  # parent, children, dependencies
+
+
+async def task_graph_page(
+    store: Store, viewer: Principal, filters: TaskFilters, first: int, after: str | None, want: Want
+) -> tuple[Page[Task], Found]:
+    """A page of tasks and what `want` reads around them, in one read transaction: one
+    statement per relation and level, however many tasks the page holds."""
+    async with store.read() as tx:
+        page = await sql.task_page(tx, viewer, filters, first, after, want.columns)
+        return page, await read_ahead(tx, viewer, page.items, want)
+
+
+async def task_graph(
+    store: Store, viewer: Principal, id: str, want: Want
+) -> tuple[Task | None, Found]:
+    """A task, or None, and what `want` reads around it."""
+    async with store.read() as tx:
+        found = (await sql.tasks_by_id(tx, viewer, [id], want.columns)).get(id)
+        return found, await read_ahead(tx, viewer, [found] if found else [], want)
+
+
+def _union(*wants: Want | None) -> tuple[str, ...] | None:
+    """The columns that every one of the wants reads; None for every column."""
+    columns: set[str] = set()
+    for want in wants:
+        if want is not None:
+            if want.columns is None:
+                return None
+            columns.update(want.columns)
+    return tuple(sorted(columns))
+
+
+async def read_ahead(tx: Tx, viewer: Principal, tasks: Sequence[Task], want: Want) -> Found:
+    """The related tasks and lists `want` names, for all `tasks` at once, level by level;
+    visible ones only, as the batch lookups below answer them."""
+    found = Found()
+    ids = [t.id for t in tasks]
+    parent_ids = [t.parent_task_id for t in tasks if t.parent_task_id] if want.parent else []
+    names = [n for t in tasks for n in (t.packet or {}).get("depends_on") or []]
+    names = names if want.dependencies else []
+    looked_up: dict[str, Task] = {}
+    if want.parent is not None or want.dependencies is not None:  # one lookup for both
+        columns = _union(want.parent, want.dependencies)
+        wanted = list(dict.fromkeys([*parent_ids, *names]))
+        looked_up = await sql.tasks_by_id(tx, viewer, wanted, columns)
+    if want.parent is not None:
+        found.parents = {i: looked_up[i] for i in parent_ids if i in looked_up}
+        below = list(found.parents.values())
+        found.below["parent"] = await read_ahead(tx, viewer, below, want.parent)
+    if want.dependencies is not None:
+        found.dependencies = {n: looked_up[n] for n in names if n in looked_up}
+        below = list(found.dependencies.values())
+        found.below["dependencies"] = await read_ahead(tx, viewer, below, want.dependencies)
+    if want.children is not None:
+        found.children = await sql.children_of(tx, viewer, ids, want.children.columns)
+        below = [c for t in tasks for c in found.children.get(t.id, [])]
+        found.below["children"] = await read_ahead(tx, viewer, below, want.children)
+    if "results" in want.lists:
+        found.results = await sql.results_of(tx, viewer, ids)
+    if "checkpoints" in want.lists:
+        found.checkpoints = await sql.checkpoints_of(tx, viewer, ids)
+    if "events" in want.lists:
+        found.events = await sql.events_of(tx, viewer, ids)
+    return found
 
 
 async def task(store: Store, viewer: Principal, id: str) -> Task | None:

@@ -21,12 +21,27 @@ from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, QueuePoo
 
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
-KEPT_SQLITE_CONNECTIONS = 8
+POOL_SIZE_VARIABLE = "PRICKLE_DB_POOL_SIZE"  # `prickle serve --db-pool-size`
+DEFAULT_POOL_SIZE = 20  # connections kept open: a query holds one for its whole request
 IDLE_PING_SECONDS = 1.0
 
 
 def database_url(explicit: str | None = None) -> str:
     return explicit or os.environ.get("PRICKLE_DATABASE_URL") or DEFAULT_URL
+
+
+def pool_size() -> int:
+    """Connections each process keeps open (PRICKLE_DB_POOL_SIZE, default 20).
+
+    A query holds one connection for its whole request and a mutation one per transaction,
+    so a steady load of N requests in flight wants N; beyond the pool, a connection is
+    opened for the request and closed after it (up to as many again on PostgreSQL)."""
+    value = os.environ.get(POOL_SIZE_VARIABLE, "").strip()
+    if not value:
+        return DEFAULT_POOL_SIZE
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{POOL_SIZE_VARIABLE}: {value!r} is not a positive whole number")
+    return int(value)
 
 
 def is_sqlite(url: str) -> bool:
@@ -55,8 +70,8 @@ def create_engine(url: str) -> AsyncEngine:
         url,
         json_serializer=_dumps,
         json_deserializer=orjson.loads,
-        pool_size=10,
-        max_overflow=20,
+        pool_size=pool_size(),
+        max_overflow=pool_size(),
     )
     _ping_when_idle(engine.sync_engine)
     return engine
@@ -115,7 +130,7 @@ def create_sqlite_engine(url: str) -> Engine:
         json_deserializer=orjson.loads,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
         poolclass=QueuePool,
-        pool_size=KEPT_SQLITE_CONNECTIONS,
+        pool_size=pool_size(),
         max_overflow=-1,
     )
     _tune_sqlite(engine)

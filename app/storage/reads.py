@@ -11,6 +11,7 @@ of statements) never depends on how many ids are asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -48,6 +49,27 @@ def _among(tx: Tx, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElem
     return column == any_(literal(list(ids), ARRAY(String)))
 
 
+Columns = Sequence[str] | None  # the task columns to read; None: every one
+_FIELDS = tuple(f.name for f in dataclasses.fields(Task) if f.name != "gate")
+_FIELD_SET = frozenset(_FIELDS)
+
+
+def _select_tasks(columns: Columns, *needed: str) -> tuple[Select[Any], Any]:
+    """The statement reading these task columns (with `id` and `needed`), and the function
+    making a task of each of its rows: whole, or with only those columns (the rest None)."""
+    if columns is None:
+        return select(tasks), mapping.task_from_row
+    names = tuple(dict.fromkeys(("id", *needed, *columns)))
+    fields = [n for n in names if n in _FIELD_SET]
+    at = [names.index(n) for n in fields]
+    rest: dict[str, Any] = {n: None for n in _FIELDS if n not in names}
+
+    def partial(row: Any) -> Task:
+        return Task(**rest, **{n: row[i] for n, i in zip(fields, at, strict=True)})
+
+    return select(*(tasks.c[n] for n in names)), partial
+
+
 def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
     return [
         getattr(tasks.c, name) == value
@@ -57,14 +79,20 @@ def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
 
 
 async def task_page(
-    tx: Tx, principal: Principal, filters: TaskFilters, first: int, after: str | None
+    tx: Tx,
+    principal: Principal,
+    filters: TaskFilters,
+    first: int,
+    after: str | None,
+    columns: Columns = None,
 ) -> Page[Task]:
     """Visible tasks matching the filters, by id (creation order), after the cursor."""
-    stmt = select(tasks).where(visible(principal), *_task_filters(filters))
+    stmt, task_of = _select_tasks(columns)
+    stmt = stmt.where(visible(principal), *_task_filters(filters))
     if after is not None:
         stmt = stmt.where(tasks.c.id > after)
     rows = await tx.rows(stmt.order_by(tasks.c.id).limit(first + 1))
-    return Page([mapping.task_from_row(r) for r in rows[:first]], len(rows) > first)
+    return Page(list(map(task_of, rows[:first])), len(rows) > first)
 
 
 async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int:
@@ -74,23 +102,24 @@ async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int
     return (await tx.conn.execute(stmt)).scalar_one()
 
 
-async def tasks_by_id(tx: Tx, principal: Principal, ids: Sequence[str]) -> dict[str, Task]:
+async def tasks_by_id(
+    tx: Tx, principal: Principal, ids: Sequence[str], columns: Columns = None
+) -> dict[str, Task]:
     if not ids:
         return {}
-    stmt = select(tasks).where(_among(tx, tasks.c.id, ids), visible(principal))
-    return {t.id: t for t in map(mapping.task_from_row, await tx.rows(stmt))}
+    stmt, task_of = _select_tasks(columns)
+    stmt = stmt.where(_among(tx, tasks.c.id, ids), visible(principal))
+    return {t.id: t for t in map(task_of, await tx.rows(stmt))}
 
 
 async def children_of(
-    tx: Tx, principal: Principal, parent_ids: Sequence[str]
+    tx: Tx, principal: Principal, parent_ids: Sequence[str], columns: Columns = None
 ) -> dict[str, list[Task]]:
     found: dict[str, list[Task]] = defaultdict(list)
     if parent_ids:
-        stmt = select(tasks).where(
-            _among(tx, tasks.c.parent_task_id, parent_ids), visible(principal)
-        )
-        for row in await tx.rows(stmt.order_by(tasks.c.id)):
-            task = mapping.task_from_row(row)
+        stmt, task_of = _select_tasks(columns, "parent_task_id")
+        stmt = stmt.where(_among(tx, tasks.c.parent_task_id, parent_ids), visible(principal))
+        for task in map(task_of, await tx.rows(stmt.order_by(tasks.c.id))):
             found[task.parent_task_id or ""].append(task)
     return found
 

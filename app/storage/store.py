@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from functools import cached_property
 from typing import Any
 
@@ -85,8 +86,28 @@ class Store:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
+        """A read transaction; inside `reading()`, the one it shares."""
+        shared = _shared_read.get()
+        if shared is not None and shared.store is self and not shared.closed:
+            async with shared.tx() as tx:
+                yield tx
+            return
         async with self._transaction(write=False) as tx:
             yield tx
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[None]:
+        """Every `read()` inside (in this task and the tasks it starts) shares one read
+        transaction on one connection, opened on first use, its statements one at a time:
+        a query costs one connection checkout and one BEGIN/COMMIT, however many lookups its
+        fields make. Writes inside still take their own transactions."""
+        shared = _SharedRead(self)
+        token = _shared_read.set(shared)
+        try:
+            yield
+        finally:
+            _shared_read.reset(token)
+            await shared.close()
 
     @property
     def statements_engine(self) -> Engine:
@@ -124,6 +145,48 @@ class Store:
         if self._blocking is not None:
             self._blocking.dispose()
         await self.engine.dispose()
+
+
+class _SharedRead:
+    """The read transaction of one `Store.reading()` block."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.lock = asyncio.Lock()  # one statement at a time on the connection
+        self.stack = AsyncExitStack()
+        self.opened: Tx | None = None
+        self.holder: asyncio.Task[Any] | None = None  # the task inside a read() block
+        self.closed = False  # a task started inside and outliving the block reads on its own
+
+    @asynccontextmanager
+    async def tx(self) -> AsyncIterator[Tx]:
+        task = asyncio.current_task()
+        if self.holder is task and self.opened is not None:  # a read() within a read()
+            yield self.opened
+            return
+        async with self.lock:
+            if self.closed:  # waited for the lock while the block ended
+                async with self.store._transaction(write=False) as own:
+                    yield own
+                return
+            if self.opened is None:
+                self.opened = await self.stack.enter_async_context(
+                    self.store._transaction(write=False)
+                )
+            self.holder = task
+            try:
+                yield self.opened
+            finally:
+                self.holder = None
+
+    async def close(self) -> None:
+        self.closed = True
+        async with self.lock:
+            self.opened = None
+            await self.stack.aclose()
+
+
+_shared_read: ContextVar[_SharedRead | None] = ContextVar("shared_read", default=None)
 
 
 class _OnLoop:

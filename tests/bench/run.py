@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench import bench_server as b
+from tests.bench import reads
 from tests.server import PG_ADMIN, ROOT, start
 
 BENCH_RATE_LIMIT = 1_000_000  # mutations a second per principal: never reached
@@ -55,7 +56,7 @@ async def pg_admin(statement: str) -> None:
         await admin.close()
 
 
-MEASURES = ("fanout", "http", "sql", "resume")
+MEASURES = ("fanout", "http", "sql", "resume", "reads")
 
 
 async def measure(url: str, logs: Path, measures: tuple[str, ...] = MEASURES) -> dict[str, Any]:
@@ -76,6 +77,7 @@ async def measure(url: str, logs: Path, measures: tuple[str, ...] = MEASURES) ->
                 ("http", b.http_ratio),
                 ("sql", b.sql_statements),
                 ("resume", b.resume),
+                ("reads", reads.in_run),  # last: its 500 tasks would change the others'
             ):
                 if name not in measures:
                     continue
@@ -246,6 +248,23 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
             "{:.3g}",
         ),
     ]
+    for first in reads.SIZES:
+        rows.append(
+            (
+                f"task-graph page, first: {first}: requests/s",
+                "reads",
+                f"first_{first}.rps",
+                "{:.0f}",
+            )
+        )
+        rows.append(
+            (
+                f"task-graph page, first: {first}: CPU per request (ms): server / database",
+                "reads",
+                f"first_{first}",
+                "reads_cpu",
+            )
+        )
     for label, group, key, fmt in rows:
         cells = []
         if not all(group in results[backend] for backend in backends):
@@ -264,6 +283,8 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
                 cells.append(
                     " / ".join(f"{value[p]['client_share']:.0%}" for p in ("typename", "move"))
                 )
+            elif fmt == "reads_cpu":
+                cells.append(f"{value['server_ms']:.2f} / {value['db_ms']:.2f}")
             elif fmt == "ms":
                 cells.append(f"{value * 1000:.1f}")
             else:

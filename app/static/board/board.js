@@ -25,8 +25,21 @@
   const LINK = `id state display_title packet { task }`;
   const Q_DETAIL = `query BoardTask($id: ID!) { task(id: $id) {
     id version allowed_verbs as_protocol
-    parent { ${LINK} } children { ${LINK} } dependencies { ${LINK} }
-    events { cursor seq kind from_state to_state waiting_on verb actor at note } } }`;
+    parent { ${LINK} } children { ${LINK} } dependencies { ${LINK} } } }`;
+  const TIMELINE_PAGE = 20;
+  const Q_TIMELINE = `query BoardTimeline($task_id: ID!, $after: String, $first: Int!) {
+    task_events(task_id: $task_id, after: $after, first: $first) {
+      total_count page_info { has_next_page end_cursor }
+      edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
+  // What waits on a person: the verbs only they can use, and the states those verbs act in.
+  const INBOX_VERBS = ["approve_handoff", "decide_result", "answer"];
+  const INBOX_STATES = ["waiting", "approval"];
+  const INBOX_CARD = `${CARD} allowed_verbs`;
+  const Q_INBOX = `query BoardInbox($state: TaskState, $after: String) {
+    tasks(state: $state, first: ${PAGE}, after: $after) {
+      page_info { has_next_page end_cursor } edges { node { ${INBOX_CARD} } } } }`;
+  const S_INBOX = `subscription BoardInboxEvents($after: String) {
+    task_events(after: $after) { cursor task_id task { ${INBOX_CARD} } } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
     task_events(task_id: $task_id) { cursor } }`;
   const S_EVENTS = `subscription BoardEvents($project: String, $after: String) {
@@ -245,6 +258,7 @@
       this.frame = 0;
       this.ready = false;
       this.selected = null;
+      this.filter = {};
       this.onChange = () => {};
       this.build();
     }
@@ -293,6 +307,7 @@
         "data-version": String(task.version), title: task.packet?.task,
       }, h("div", { class: "t", text: title }), meta);
       if (task.id === this.selected) el.classList.add("selected");
+      if (!this.matches(task)) el.hidden = true;
       return el;
     }
 
@@ -320,6 +335,7 @@
         metrics.renderFrame = { tasks: tasks.length, ms: measure("board:render-frame", "board:render:start") };
       }));
       this.ready = true;
+      this.recount();
       this.schedule();
       this.onChange();
     }
@@ -346,6 +362,7 @@
       const ms = measure("board:apply", "board:apply:start", { tasks: batch.length });
       metrics.applies.push({ tasks: batch.length, ms });
       if (metrics.applies.length > 200) metrics.applies.shift();
+      this.recount();
       this.onChange(batch);
     }
 
@@ -364,6 +381,44 @@
       this.count(column, 1);
       el.classList.add("fresh");
       this.cards.set(task.id, { el, task });
+    }
+
+    // Find: which cards are shown. Text matches the title or the task; assignee and
+    // requester match any part of the id (`bob/` is every agent of bob's).
+    setFilter(filter) {
+      this.filter = { ...filter, state: STATES.includes(filter.state) ? filter.state : "" };
+      filter = this.filter;
+      for (const { el, task } of this.cards.values()) el.hidden = !this.matches(task);
+      for (const [state, c] of this.columns) c.col.hidden = Boolean(filter.state) && filter.state !== state;
+      this.recount();
+    }
+
+    filtered() {
+      const f = this.filter;
+      return Boolean(f.q || f.assignee || f.requester || f.state);
+    }
+
+    matches(task) {
+      const f = this.filter;
+      const has = (value, part) => !part || (value || "").toLowerCase().includes(part.toLowerCase());
+      return (!f.state || task.state === f.state) && has(task.assignee, f.assignee)
+        && has(task.requester, f.requester)
+        && (!f.q || has(task.display_title, f.q) || has(task.packet?.task, f.q));
+    }
+
+    // With a filter, each column says how many of its cards are shown.
+    recount() {
+      if (!this.filtered()) {
+        for (const c of this.columns.values()) c.count.textContent = String(c.n);
+        this.shown = this.cards.size;
+        return;
+      }
+      const shown = new Map(STATES.map((st) => [st, 0]));
+      for (const { task } of this.cards.values()) {
+        if (this.matches(task)) shown.set(task.state, shown.get(task.state) + 1);
+      }
+      for (const [state, c] of this.columns) c.count.textContent = `${shown.get(state)} of ${c.n}`;
+      this.shown = [...shown.values()].reduce((a, b) => a + b, 0);
     }
 
     select(id) {
@@ -477,17 +532,216 @@
     ];
   }
 
-  function eventsSection(events) {
-    return list(events, "ol", (e) => h("span", null,
-      h("span", { class: "muted", text: `#${e.seq} ${e.at} ` }),
-      h("strong", { text: e.kind }), " ",
-      e.from_state ? `${e.from_state} → ${e.to_state}` : e.to_state,
-      e.waiting_on ? ` (on ${e.waiting_on})` : "",
-      e.verb ? ` · ${e.verb}` : "", ` by ${e.actor || "the server"}`,
-      e.note ? h("span", { class: "muted", text: ` — ${e.note}` }) : ""));
+  // ---- the timeline: the task's events, a page at a time --------------------------------
+
+  function timelineItem(e) {
+    const move = e.from_state && e.from_state !== e.to_state
+      ? [h("span", { class: "tag", text: e.from_state }), " → ", h("span", { class: "tag", text: e.to_state })]
+      : h("span", { class: "tag", text: e.to_state });
+    return h("li", { class: `tl ${e.kind}`, "data-seq": String(e.seq), "data-kind": e.kind },
+      h("div", { class: "tl-head" },
+        h("time", { datetime: e.at, text: e.at.replace("T", " ").replace(/\.\d+/, "") }), " ",
+        h("strong", { class: "tl-actor", text: e.actor || "the server" }), " ",
+        h("span", { class: "tl-verb", text: e.verb || e.kind })),
+      h("div", null, h("span", { class: `tag kind-${e.kind}`, text: e.kind }), " ", move,
+        e.waiting_on ? [" ", h("span", { class: "tag wait", text: `on ${e.waiting_on}` })] : "",
+        h("span", { class: "muted", text: ` v${e.version}` })),
+      e.note ? h("div", { class: "muted tl-note", text: e.note }) : null);
   }
 
-  function detailView(data, open) {
+  // `box` holds the list and a button for the next page; `shown` is how many to load at
+  // first (a refresh keeps as many as the reader had opened).
+  async function loadTimeline(box, taskId, shown = TIMELINE_PAGE) {
+    const items = h("ol", { class: "timeline", "aria-label": "timeline" });
+    const more = h("button", { type: "button", class: "more", hidden: true });
+    const counter = h("p", { class: "muted tl-count" });
+    let after = null;
+    let loaded = 0;
+    let complete = false;
+    const page = async (first) => {
+      more.disabled = true;
+      try {
+        const data = await gql(app.token, Q_TIMELINE, { task_id: taskId, after, first });
+        const conn = data.task_events;
+        items.append(...conn.edges.map((e) => timelineItem(e.node)));
+        loaded += conn.edges.length;
+        after = conn.page_info.end_cursor || after;
+        counter.textContent = `${loaded} of ${conn.total_count} events`;
+        complete = !conn.page_info.has_next_page;
+        more.hidden = complete;
+        more.textContent = `Show ${Math.min(TIMELINE_PAGE, conn.total_count - loaded)} more`;
+      } catch (error) {
+        counter.textContent = `Could not load the timeline: ${error.message} (${error.code})`;
+      } finally {
+        more.disabled = false;
+      }
+    };
+    more.addEventListener("click", () => page(TIMELINE_PAGE));
+    box.replaceChildren(counter, items, more);
+    // A refresh shows as many events as the reader had opened, and the new ones too when
+    // the reader had reached the end.
+    box.timelineShown = () => (complete ? loaded + TIMELINE_PAGE : loaded);
+    await page(Math.min(Math.max(shown, TIMELINE_PAGE), PAGE));
+  }
+
+  // ---- acting: one form per verb the viewer may use now --------------------------------
+
+  const REASON = { name: "reason", label: "Reason", kind: "textarea" };
+  const VERBS = {
+    approve_handoff: { label: "Approve handoff", fields: [REASON] },
+    deny_task: { label: "Deny", fields: [REASON] },
+    accept_task: { label: "Accept" },
+    start_task: { label: "Start" },
+    save_checkpoint: {
+      label: "Save checkpoint",
+      fields: [{ name: "progress", label: "Progress", kind: "textarea", required: true }],
+      build: (v) => ({ checkpoint: { progress: v.progress } }),
+    },
+    wait_on: {
+      label: "Wait",
+      fields: [
+        { name: "on", label: "Wait on", kind: "select", options: ["human", "agent"] },
+        { name: "question", label: "Question", kind: "textarea" },
+        { name: "agent", label: "Agent (when waiting on an agent)", placeholder: "owner/agent" },
+      ],
+    },
+    answer: { label: "Answer", fields: [{ name: "answer", label: "Answer", kind: "textarea", required: true }] },
+    stop_run: { label: "Stop run", fields: [REASON] },
+    resume_run: { label: "Resume run" },
+    hand_back: { label: "Hand back", fields: [REASON] },
+    return_result: {
+      label: "Return result",
+      fields: [
+        { name: "summary", label: "Summary", kind: "textarea", required: true },
+        { name: "notes", label: "Evidence notes (one a line)", kind: "textarea" },
+        { name: "provenance", label: "Provenance", kind: "select",
+          options: ["owner_instruction", "owner_approved", "agent_generated", "from_approved_context"] },
+      ],
+      build: (v) => ({ result: {
+        summary: v.summary, provenance: v.provenance,
+        evidence: (v.notes || "").split("\n").map((x) => x.trim()).filter(Boolean)
+          .map((summary) => ({ kind: "note", summary })),
+      } }),
+    },
+    decide_result: { label: "Decide", fields: [
+      { name: "decision", label: "Decision", kind: "select", options: ["accept", "request_changes", "reject"] },
+      { name: "verdicts", kind: "verdicts" },
+      REASON,
+    ] },
+    cancel_task: { label: "Cancel task", fields: [REASON] },
+    reroute: {
+      label: "Reroute",
+      fields: [{ name: "assignee", label: "New assignee", placeholder: "owner/agent", required: true }],
+    },
+  };
+  // The GraphQL type of each argument the forms send.
+  const ARG_TYPES = {
+    task_id: "ID!", expected_version: "Int", reason: "String", answer: "String!",
+    checkpoint: "CheckpointInput!", on: "WaitOn!", question: "String", agent: "String",
+    result: "ResultInput!", decision: "Decision!", verdicts: "[VerdictInput!]", assignee: "String",
+  };
+
+  function mutation(verb, variables) {
+    const names = Object.keys(variables);
+    const params = names.map((n) => `$${n}: ${ARG_TYPES[n]}`).join(", ");
+    const args = names.map((n) => `${n}: $${n}`).join(", ");
+    return `mutation Board_${verb}(${params}) { ${verb}(${args}) { id version state } }`;
+  }
+
+  let fieldIds = 0;
+
+  function verdictFields(criteria) {
+    return h("fieldset", { class: "verdicts" }, h("legend", { text: "Verdicts" }),
+      criteria.map((c, i) => {
+        const id = `f${++fieldIds}`;
+        const noteId = `f${++fieldIds}`;
+        return h("div", { class: "verdict" },
+          h("label", { for: id, text: `${i + 1}. ${c}` }),
+          h("select", { id, "data-criterion": String(i) },
+            h("option", { value: "", text: "no verdict" }),
+            h("option", { value: "yes", text: "accepted" }),
+            h("option", { value: "no", text: "not accepted" })),
+          h("label", { for: noteId, class: "sr-only", text: `note on criterion ${i + 1}` }),
+          h("input", { id: noteId, "data-note": String(i), placeholder: "note (optional)" }));
+      }));
+  }
+
+  function field(f, task) {
+    if (f.kind === "verdicts") return verdictFields(task.packet.acceptance_criteria);
+    const id = `f${++fieldIds}`;
+    const attrs = { id, name: f.name, required: f.required, placeholder: f.placeholder };
+    const control = f.kind === "textarea" ? h("textarea", { ...attrs, rows: "2" })
+      : f.kind === "select" ? h("select", attrs, f.options.map((o) => h("option", { value: o, text: o.replace(/_/g, " ") })))
+      : h("input", attrs);
+    return h("div", { class: "field" }, h("label", { for: id, text: f.label }), control);
+  }
+
+  function readForm(form, spec) {
+    const values = {};
+    for (const el of form.querySelectorAll("[name]")) if (el.value.trim()) values[el.name] = el.value.trim();
+    const verdicts = [...form.querySelectorAll("select[data-criterion]")].filter((el) => el.value)
+      .map((el) => {
+        const criterion = Number(el.dataset.criterion);
+        const note = form.querySelector(`[data-note='${criterion}']`).value.trim();
+        return { criterion, accepted: el.value === "yes", ...(note ? { note } : {}) };
+      });
+    if (verdicts.length) values.verdicts = verdicts;
+    return spec.build ? spec.build(values) : values;
+  }
+
+  function actSection(task, version, verbs) {
+    // What the person is asked for first; the verbs that end or refuse the task last.
+    const rank = (v) => (INBOX_VERBS.includes(v) ? 0 : ["cancel_task", "deny_task"].includes(v) ? 2 : 1);
+    const known = verbs.filter((v) => VERBS[v]).sort((a, b) => rank(a) - rank(b));
+    if (!known.length) return h("p", { class: "muted", text: "Nothing you may do on this task now." });
+    return h("div", { class: "act" }, known.map((verb) => {
+      const spec = VERBS[verb];
+      const form = h("form", { class: "verb", "data-verb": verb, "aria-label": spec.label },
+        (spec.fields || []).map((f) => field(f, task)),
+        h("button", { type: "submit", class: verb === "cancel_task" || verb === "deny_task" ? "danger" : "", text: spec.label }));
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        act(task.id, version, verb, readForm(form, spec), form);
+      });
+      return form;
+    }));
+  }
+
+  function actStatus(message, error = false) {
+    const el = $("act-status");
+    el.hidden = !message;
+    el.textContent = message || "";
+    el.classList.toggle("error", error);
+    el.setAttribute("role", error ? "alert" : "status");
+  }
+
+  // Sends the verb with the version this view was drawn from. Nothing on the page moves
+  // here: the card and the panel change when the event arrives. A stale view gets
+  // `conflict`, and the panel is read again.
+  async function act(taskId, version, verb, values, form) {
+    const variables = { task_id: taskId, ...values, expected_version: version };
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    actStatus(`${VERBS[verb].label}: sending…`);
+    try {
+      await gql(app.token, mutation(verb, variables), variables);
+      actStatus(`${VERBS[verb].label}: done. The board shows it when the event arrives.`);
+      app.acted.push({ verb, task_id: taskId, ok: true });
+    } catch (error) {
+      app.acted.push({ verb, task_id: taskId, ok: false, code: error.code });
+      if (error.code === "unauthenticated") return authFailed();
+      if (error.code === "conflict") {
+        actStatus(`Not done: someone moved this task since you opened it (conflict: ${error.message}). `
+          + "It has been refreshed; check it and act again.", true);
+        return openDetail(taskId, true);
+      }
+      actStatus(`Not done: ${error.message} (${error.code || "error"})`, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function detailView(data, open, timelineShown) {
     const t = data.as_protocol;
     const href = (id) => `?${new URLSearchParams({ project: t.project, task: id })}`;
     const link = (x) => h("a", { "data-open": x.id, href: href(x.id), text: `${x.display_title || x.packet?.task || x.id}` },
@@ -495,7 +749,7 @@
     const links = (xs) => (xs?.length ? h("ul", null, xs.map((x) => h("li", null, link(x))))
       : h("p", { class: "muted", text: "none" }));
     const body = [
-      h("h2", { text: t.display_title || t.packet.task }),
+      h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
       h("p", null, h("span", { class: "tag", text: t.state }),
         t.waiting_on ? [" ", h("span", { class: "tag wait", text: `waiting on ${t.waiting_on}` })] : "",
         h("span", { class: "muted", text: ` ${t.id} · v${data.version}` })),
@@ -505,6 +759,7 @@
         ["turn budget", t.turn_budget ?? "unlimited"], ["created", t.created_at], ["updated", t.updated_at],
         ["viewer may", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "nothing"],
       ]),
+      h("h3", { text: "Act" }), actSection(t, data.version, data.allowed_verbs || []),
       h("h3", { text: "Packet" }),
       fields([["deliverable", t.packet.deliverable_type]]),
       pre(t.packet.task),
@@ -517,9 +772,10 @@
       h("h3", { text: "Parent" }), data.parent ? h("p", null, link(data.parent)) : h("p", { class: "muted", text: t.parent_task_id ? `${t.parent_task_id} (not visible)` : "none" }),
       h("h3", { text: "Children" }), links(data.children),
       h("h3", { text: "Dependencies" }), links(data.dependencies),
-      h("h3", { text: "Events" }), h("div", { class: "events" }, eventsSection(data.events)),
+      h("h3", { text: "Timeline" }), h("div", { class: "events", id: "timeline" }),
     ];
     const root = h("div", { "data-task": t.id, "data-state": t.state, "data-version": String(data.version) }, body);
+    root.timeline = loadTimeline(root.querySelector("#timeline"), t.id, timelineShown);
     root.addEventListener("click", (e) => {
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (!id || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
@@ -540,6 +796,10 @@
     openId: null,
     refresh: 0,
     loadId: 0,
+    acted: [],
+    inbox: new Map(), // task id -> task, for what waits on the viewer
+    inboxCursor: null,
+    inboxReady: false,
   };
 
   function status(state) {
@@ -556,7 +816,9 @@
   }
 
   function updateCount() {
-    $("count").textContent = app.board.ready ? `${app.board.cards.size} tasks` : "";
+    const b = app.board;
+    $("count").textContent = b.ready ? `${b.cards.size} tasks` : "";
+    $("find-shown").textContent = b.ready && b.filtered() ? `${b.shown} of ${b.cards.size} shown` : "";
   }
 
   function setUrl(params) {
@@ -587,6 +849,9 @@
   function stopLive() {
     app.live?.stop();
     app.live = null;
+    app.inbox.clear();
+    app.inboxReady = false;
+    drawInbox();
   }
 
   async function signIn(token) {
@@ -606,6 +871,8 @@
 
   function start() {
     gql(app.token, Q_STATES).then((d) => app.board.describe(d.task_states)).catch(() => {});
+    app.live = new Live(app.token, status, authFailed);
+    startInbox(app.live);
     if (!app.project) {
       notice("Choose a project to see its board.");
       suggestProjects();
@@ -626,14 +893,14 @@
   // The cursor to stream from: the log position before the tasks are read, taken from a
   // snapshot event (its cursor is the last committed event), so nothing falls between
   // the query and the subscription. Merging by version makes any overlap harmless.
-  function headCursor(live) {
+  function headCursor(live, name = "head") {
     return new Promise((resolve, reject) => {
       gql(app.token, Q_PROBE).then((data) => {
         const any = data.tasks.edges[0]?.node;
         if (!any) return resolve("0");
-        live.subscribe("head", S_HEAD, () => ({ task_id: any.id }), {
+        live.subscribe(name, S_HEAD, () => ({ task_id: any.id }), {
           once: true,
-          next: (d) => { live.unsubscribe("head"); resolve(d.task_events.cursor); },
+          next: (d) => { live.unsubscribe(name); resolve(d.task_events.cursor); },
           error: (errors) => { reject(new GraphQLError(errors)); return "stop"; },
         });
       }, reject);
@@ -642,15 +909,15 @@
 
   async function load(project) {
     const loadId = ++app.loadId;
-    stopLive();
+    const live = app.live;
+    const wanted = new URLSearchParams(location.search).get("task");
+    live.unsubscribe("board");
     closeDetail();
     app.board.clear();
     app.cursor = null;
     updateCount();
     notice(`Loading ${project}…`);
     performance.mark("board:load:start");
-    const live = new Live(app.token, status, authFailed);
-    app.live = live;
     try {
       app.cursor = await headCursor(live);
       if (loadId !== app.loadId) return;
@@ -673,7 +940,6 @@
         after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
       } while (after);
       notice(app.board.cards.size ? "" : `No tasks in ${project} yet; new ones appear here live.`);
-      const wanted = new URLSearchParams(location.search).get("task");
       if (wanted) openDetail(wanted);
     } catch (error) {
       if (loadId !== app.loadId) return;
@@ -687,13 +953,12 @@
     metrics.events += 1;
     app.cursor = event.cursor;
     if (event.task) app.board.offer(event.task);
-    if (event.task_id === app.openId) {
-      clearTimeout(app.refresh);
-      app.refresh = setTimeout(() => openDetail(app.openId, true), 250);
-    }
+    refreshDetail(event.task_id);
   }
 
   async function openDetail(id, quiet = false) {
+    const shown = app.openId === id ? $("timeline")?.timelineShown?.() : undefined;
+    if (app.openId !== id) actStatus("");
     app.openId = id;
     app.board.select(id);
     setUrl({ task: id });
@@ -706,7 +971,11 @@
       if (!data.task) {
         return $("detail-body").replaceChildren(h("p", { class: "muted", text: `No visible task ${id}.` }));
       }
-      $("detail-body").replaceChildren(detailView(data.task, (next) => openDetail(next)));
+      const view = detailView(data.task, (next) => openDetail(next), shown);
+      const typed = quiet ? typedInForms() : null;
+      $("detail-body").replaceChildren(view);
+      if (typed) restoreForms(typed);
+      if (!quiet) $("detail-title")?.focus({ preventScroll: true });
     } catch (error) {
       if (error.code === "unauthenticated") return authFailed();
       $("detail-body").replaceChildren(h("p", { class: "error", text: error.message }));
@@ -714,10 +983,126 @@
   }
 
   function closeDetail() {
+    const was = app.openId;
     app.openId = null;
+    actStatus("");
     if (app.board) app.board.select(null);
     $("detail").hidden = true;
     setUrl({ task: null });
+    const card = was && app.board?.cards.get(was)?.el;
+    if (card && document.activeElement?.closest?.("#detail")) card.focus({ preventScroll: true });
+  }
+
+  // A refresh redraws the forms; what the person had typed (and where) is kept.
+  const formKey = (el) => {
+    const verb = el.closest("form.verb")?.dataset.verb;
+    const name = el.name || (el.dataset.criterion != null ? `c${el.dataset.criterion}` : `n${el.dataset.note}`);
+    return verb ? `${verb}|${name}` : null;
+  };
+
+  function typedInForms() {
+    const values = new Map();
+    for (const el of document.querySelectorAll("#detail form.verb :is(input, select, textarea)")) {
+      values.set(formKey(el), el.value);
+    }
+    const focused = document.activeElement?.closest?.("#detail form.verb") ? formKey(document.activeElement) : null;
+    return { values, focused };
+  }
+
+  function restoreForms({ values, focused }) {
+    for (const el of document.querySelectorAll("#detail form.verb :is(input, select, textarea)")) {
+      const key = formKey(el);
+      if (values.has(key)) el.value = values.get(key);
+      if (key === focused) el.focus({ preventScroll: true });
+    }
+  }
+
+  function refreshDetail(taskId) {
+    if (taskId !== app.openId) return;
+    clearTimeout(app.refresh);
+    app.refresh = setTimeout(() => openDetail(app.openId, true), 250);
+  }
+
+  // ---- the inbox: what waits on the viewer, in every project it sees -------------------
+
+  function waitsOnMe(task) {
+    return INBOX_STATES.includes(task.state)
+      && (task.allowed_verbs || []).some((v) => INBOX_VERBS.includes(v));
+  }
+
+  function offerInbox(task) {
+    const known = app.inbox.get(task.id);
+    if (known && known.version >= task.version) return;
+    if (waitsOnMe(task)) app.inbox.set(task.id, task);
+    else if (known) app.inbox.delete(task.id);
+    else return;
+    if (app.inboxReady) drawInbox();
+  }
+
+  function why(task) {
+    if (task.state === "approval") return "result waits for your decision";
+    if (task.waiting_on === "owner_approval") return "handoff held for your approval";
+    if (task.waiting_on === "human") return "question waits for your answer";
+    return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
+  }
+
+  function drawInbox() {
+    const tasks = [...app.inbox.values()].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
+    $("inbox-count").textContent = String(tasks.length);
+    $("inbox-toggle").setAttribute("aria-label", `Inbox: ${tasks.length} waiting on me`);
+    $("inbox-list").replaceChildren(...(tasks.length ? tasks.map((t) => h("li", { "data-id": t.id },
+      h("button", { type: "button", class: "inbox-item", "data-open": t.id },
+        h("span", { class: "t", text: t.display_title || t.packet?.task || t.id }),
+        h("span", { class: "m" },
+          h("span", { class: "tag wait", text: why(t) }),
+          h("span", { class: "tag", text: t.project }),
+          h("span", { text: `${t.assignee}${t.requester ? ` for ${t.requester}` : ""}` }))))) :
+      [h("li", { class: "muted", text: "Nothing waits on you." })]));
+  }
+
+  async function startInbox(live) {
+    try {
+      app.inboxCursor = await headCursor(live, "head-inbox");
+      live.subscribe("inbox", S_INBOX, () => ({ after: app.inboxCursor }), {
+        next: (data) => {
+          const event = data.task_events;
+          app.inboxCursor = event.cursor;
+          if (event.task) offerInbox(event.task);
+          refreshDetail(event.task_id);
+        },
+      });
+      for (const state of INBOX_STATES) {
+        let after = null;
+        do {
+          const page = (await gql(app.token, Q_INBOX, { state, after })).tasks;
+          page.edges.forEach((e) => offerInbox(e.node));
+          after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
+        } while (after);
+      }
+      app.inboxReady = true;
+      drawInbox();
+    } catch (error) {
+      if (error.code === "unauthenticated") return authFailed();
+      $("inbox-list").replaceChildren(h("li", { class: "error", text: `Could not load the inbox: ${error.message} (${error.code})` }));
+    }
+  }
+
+  function showInbox(open) {
+    $("inbox").hidden = !open;
+    $("inbox-toggle").setAttribute("aria-expanded", String(open));
+    setUrl({ inbox: open ? "1" : null });
+  }
+
+  // ---- find: the board filtered, the filter kept in the URL ------------------------------
+
+  const FIND = { q: "find-text", assignee: "find-assignee", requester: "find-requester", state: "find-state" };
+
+  function applyFind() {
+    const filter = {};
+    for (const [key, id] of Object.entries(FIND)) filter[key] = $(id).value.trim();
+    app.board.setFilter(filter);
+    setUrl(filter);
+    updateCount();
   }
 
   function init() {
@@ -733,6 +1118,24 @@
       if (card && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); openDetail(card.dataset.id); }
     });
     $("detail-close").addEventListener("click", closeDetail);
+    const params = new URLSearchParams(location.search);
+    $("find-state").append(...STATES.map((st) => h("option", { value: st, text: st })));
+    for (const [key, id] of Object.entries(FIND)) $(id).value = params.get(key) || "";
+    app.board.setFilter(Object.fromEntries(Object.keys(FIND).map((k) => [k, params.get(k) || ""])));
+    let typing = 0;
+    $("find").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(applyFind, 150); });
+    $("find").addEventListener("change", applyFind);
+    $("find").addEventListener("submit", (e) => { e.preventDefault(); applyFind(); });
+    $("find-clear").addEventListener("click", () => {
+      for (const id of Object.values(FIND)) $(id).value = "";
+      applyFind();
+    });
+    $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
+    $("inbox-list").addEventListener("click", (e) => {
+      const id = e.target.closest("[data-open]")?.dataset.open;
+      if (id) openDetail(id);
+    });
+    if (params.get("inbox")) showInbox(true);
     document.addEventListener("keydown", (e) => { if (e.key === "Escape" && app.openId) closeDetail(); });
     $("project-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -767,6 +1170,9 @@
     get connections() { return app.live?.connections ?? 0; },
     get size() { return app.board?.cards.size ?? 0; },
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
+    get inbox() { return app.inboxReady ? [...app.inbox.keys()] : null; },
+    get acted() { return app.acted; },
+    get shown() { return app.board?.shown ?? 0; },
     dropConnection: (holdMs = 0) => app.live?.drop(holdMs),
     open: (id) => openDetail(id),
   };

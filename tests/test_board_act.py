@@ -1,0 +1,490 @@
+# ruff: noqa: F811 (the tests take test_board's `browser` and `page` fixtures by name)
+"""People act from the board: the verbs in the detail panel, the inbox, find, the timeline.
+
+Headless Chromium against a real `prickle serve` on a database seeded through the service
+layer (the cast of tests/factory.py: alice's agent hands work to bob's agents; bob's gate
+holds project `held`; alice's result rule asks for her approval in project `review`).
+What a person does in the page is then read back through the API: the event log names
+that person as the actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
+from server import Server, module_database, start
+from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
+
+from app import service
+from app.storage.migrate import upgrade
+from app.storage.store import Store
+
+LONG_HISTORY = 45  # checkpoints on one task: its timeline needs three pages
+
+
+@dataclass
+class Cast:
+    alice: str
+    bob: str
+    carol: str
+    tasks: dict[str, str] = field(default_factory=dict)  # what each test moves, by name
+
+
+async def seed(url: str) -> Cast:
+    store = Store(url)
+    try:
+        await upgrade(store.engine)
+        await setup(store)
+        tasks = {
+            "held": (await drive(store, "waiting", "owner_approval")).id,
+            "held_for_inbox": (await drive(store, "waiting", "owner_approval")).id,
+            "approval": (await drive(store, "approval")).id,
+            "question": (await drive(store, "waiting", "human", "working")).id,
+            "cancel": (await drive(store, "routed")).id,
+            "stale": (await drive(store, "routed")).id,
+            "narrow": (await drive(store, "approval")).id,
+            "returned": (await drive(store, "returned")).id,
+            "asks_alice": (await drive(store, "waiting", "human", "accepted")).id,
+        }
+        for i, (title, assignee) in enumerate(
+            [
+                ("Rotate the signing keys", "bob/coder"),
+                ("Migrate the billing tables", "bob/helper"),
+                ("Rotate the log files", "bob/helper"),
+            ]
+        ):
+            task = await give(store, assignee=assignee, display_title=title)
+            tasks[f"find{i}"] = task.id
+        long = await drive(store, "working", display_title="A long history")
+        for i in range(LONG_HISTORY):
+            checkpoint = {"progress": f"step {i} done"}
+            await call(store, "save_checkpoint", CODER, long.id, checkpoint=checkpoint)
+        tasks["long"] = long.id
+        tokens = [(await service.provision_token(store, p)).token for p in (ALICE, BOB, CAROL)]
+        return Cast(*tokens, tasks=tasks)
+    finally:
+        await store.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Cast]]:
+    directory = tmp_path_factory.mktemp("board_act")
+    with module_database(directory) as url:
+        cast = asyncio.run(seed(url))
+        server = start(url, directory / "logs")
+        try:
+            yield server, cast
+        finally:
+            server.stop()
+
+
+def sign_in(page: Any, server: Server, token: str, query: str) -> None:
+    page.goto(f"{server.base_url}/board?{query}")
+    page.fill("#token", token)
+    page.click("#token-form button[type=submit]")
+    wait_until(page, "prickleBoard.status === 'live' && prickleBoard.inbox !== null")
+
+
+def open_task(page: Any, server: Server, token: str, project: str, task_id: str) -> Any:
+    sign_in(page, server, token, f"project={project}&task={task_id}")
+    detail = page.locator(f"#detail [data-task='{task_id}']")
+    detail.wait_for()
+    return detail
+
+
+def verbs_shown(page: Any) -> list[str]:
+    return page.evaluate(
+        "[...document.querySelectorAll('#detail form.verb')].map(f => f.dataset.verb)"
+    )
+
+
+def allowed_verbs(server: Server, task_id: str, token: str) -> list[str]:
+    query = "query($id: ID!) { task(id: $id) { allowed_verbs } }"
+    return server.data(query, {"id": task_id}, token)["task"]["allowed_verbs"]
+
+
+def task_of(server: Server, task_id: str, token: str) -> dict[str, Any]:
+    query = (
+        "query($id: ID!) { task(id: $id) { state version waiting_on result {"
+        " verdicts { criterion accepted note } decided_by { ... on PersonRef { handle } } } } }"
+    )
+    return server.data(query, {"id": task_id}, token)["task"]
+
+
+def last_event(server: Server, task_id: str, token: str) -> dict[str, Any]:
+    query = (
+        "query($t: ID!) { task_events(task_id: $t, first: 500) "
+        "{ edges { node { kind verb actor from_state to_state } } } }"
+    )
+    edges = server.data(query, {"t": task_id}, token)["task_events"]["edges"]
+    return edges[-1]["node"]
+
+
+def events_count(server: Server, task_id: str, token: str) -> int:
+    query = "query($t: ID!) { task_events(task_id: $t, first: 0) { total_count } }"
+    return server.data(query, {"t": task_id}, token)["task_events"]["total_count"]
+
+
+def column_of(page: Any, task_id: str) -> str | None:
+    return page.evaluate(
+        "(id) => document.querySelector(`.card[data-id='${id}']`)"
+        "?.closest('.column')?.dataset.state ?? null",
+        task_id,
+    )
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+# acting
+
+
+def test_a_person_approves_a_held_handoff_from_the_board(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["held"]
+    detail = open_task(page, server, cast.bob, "held", task_id)
+    assert sorted(verbs_shown(page)) == sorted(allowed_verbs(server, task_id, cast.bob))
+    assert "approve_handoff" in verbs_shown(page)
+    shot(page, "board-act-approve.png")
+
+    form = detail.locator("form[data-verb=approve_handoff]")
+    form.get_by_label("Reason").fill("Fine by me")
+    form.get_by_role("button", name="Approve handoff").click()
+
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'routed'")
+    page.locator(f"#detail [data-task='{task_id}'][data-state=routed]").wait_for()
+    assert column_of(page, task_id) == "routed"
+    event = last_event(server, task_id, cast.bob)
+    assert (event["verb"], event["actor"], event["from_state"], event["to_state"]) == (
+        "approve_handoff",
+        "bob",
+        "waiting",
+        "routed",
+    )
+
+
+def test_a_person_decides_a_result_with_a_verdict_per_criterion(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["approval"]
+    detail = open_task(page, server, cast.alice, "review", task_id)
+    form = detail.locator("form[data-verb=decide_result]")
+    form.get_by_label("Decision").select_option("accept")
+    form.get_by_label("1. GET /health answers 200").select_option("yes")
+    form.get_by_label("2. it is documented").select_option("no")
+    form.get_by_label("note on criterion 2").fill("The README section is thin")
+    form.get_by_label("Reason").fill("Good enough to ship")
+    shot(page, "board-act-decide.png")
+    form.get_by_role("button", name="Decide").click()
+
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'completed'")
+    event = last_event(server, task_id, cast.alice)
+    assert (event["verb"], event["actor"], event["to_state"]) == (
+        "decide_result",
+        "alice",
+        "completed",
+    )
+    result = task_of(server, task_id, cast.alice)["result"]
+    assert result["verdicts"] == [
+        {"criterion": 0, "accepted": True, "note": None},
+        {"criterion": 1, "accepted": False, "note": "The README section is thin"},
+    ]
+    assert result["decided_by"] == {"handle": "alice"}
+
+
+def test_a_person_answers_a_task_waiting_on_a_human(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["question"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    form = detail.locator("form[data-verb=answer]")
+    form.get_by_label("Answer").fill("Port 8080")
+    form.get_by_role("button", name="Answer").click()
+
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'working'")
+    event = last_event(server, task_id, cast.alice)
+    assert (event["verb"], event["actor"], event["to_state"]) == ("answer", "alice", "working")
+
+
+def test_a_person_cancels_a_task_from_the_board(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["cancel"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    page.evaluate("window.notReloaded = true")
+    form = detail.locator("form[data-verb=cancel_task]")
+    form.get_by_label("Reason").fill("No longer needed")
+    form.get_by_role("button", name="Cancel task").click()
+
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'cancelled'")
+    assert column_of(page, task_id) == "cancelled"
+    assert page.evaluate("window.notReloaded") is True
+    event = last_event(server, task_id, cast.alice)
+    assert (event["verb"], event["actor"], event["to_state"]) == (
+        "cancel_task",
+        "alice",
+        "cancelled",
+    )
+    page.locator(f"#detail [data-task='{task_id}'][data-state=cancelled]").wait_for()
+    assert verbs_shown(page) == []
+
+
+def test_a_principal_without_a_verb_never_sees_its_control(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["held_for_inbox"]
+    open_task(page, server, cast.alice, "held", task_id)  # the requester's owner, not the gate's
+    shown = verbs_shown(page)
+    assert sorted(shown) == sorted(allowed_verbs(server, task_id, cast.alice))
+    assert "approve_handoff" not in shown and "deny_task" not in shown
+    assert page.locator("#detail form[data-verb=approve_handoff]").count() == 0
+
+
+def test_a_stale_view_gets_conflict_and_refreshes(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["stale"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    drawn = int(detail.get_attribute("data-version"))
+    page.evaluate("prickleBoard.dropConnection(15000)")  # the view stops hearing of moves
+    server.run_data("mutations/accept_task", {"task_id": task_id}, cast.bob)
+
+    detail.locator("form[data-verb=cancel_task] button").click()
+
+    status = page.locator("#act-status")
+    status.filter(has_text="conflict").wait_for()
+    assert "refreshed" in status.inner_text()
+    page.locator(f"#detail [data-task='{task_id}'][data-version='{drawn + 1}']").wait_for()
+    shot(page, "board-act-conflict.png")
+    assert task_of(server, task_id, cast.alice)["state"] == "accepted"  # nothing was overwritten
+    assert page.evaluate("prickleBoard.acted") == [
+        {"verb": "cancel_task", "task_id": task_id, "ok": False, "code": "conflict"}
+    ]
+    wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'accepted'", timeout=40)
+
+
+def test_a_refused_move_is_shown_in_words_with_its_code_and_changes_nothing(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["returned"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    form = detail.locator("form[data-verb=reroute]")
+    form.get_by_label("New assignee").fill("bob/nobody")
+    form.get_by_role("button", name="Reroute").click()
+
+    status = page.locator("#act-status.error")
+    status.wait_for()
+    [acted] = page.evaluate("prickleBoard.acted")
+    assert acted["ok"] is False and acted["code"]
+    assert status.inner_text().startswith("Not done: ")
+    assert status.inner_text().endswith(f"({acted['code']})")
+    assert task_of(server, task_id, cast.alice)["state"] == "returned"
+    assert column_of(page, task_id) == "returned"
+
+
+def test_what_a_person_typed_survives_a_live_refresh_of_the_panel(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["long"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    drawn = int(detail.get_attribute("data-version"))
+    reason = detail.locator("form[data-verb=cancel_task]").get_by_label("Reason")
+    reason.fill("Half-typed reas")
+    checkpoint = {"task_id": task_id, "checkpoint": {"progress": "meanwhile"}}
+    server.run_data("mutations/save_checkpoint", checkpoint, cast.bob)
+
+    page.locator(f"#detail [data-task='{task_id}'][data-version='{drawn + 1}']").wait_for()
+    reason = page.locator("#detail form[data-verb=cancel_task]").get_by_label("Reason")
+    assert reason.input_value() == "Half-typed reas"
+    assert page.evaluate("document.activeElement.name") == "reason"
+
+
+# the inbox
+
+
+def test_the_inbox_shows_a_new_held_handoff_live_and_drops_it_once_decided(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.bob, "project=work&inbox=1")
+    assert page.locator("#inbox").is_visible()
+    assert cast.tasks["held_for_inbox"] in page.evaluate("prickleBoard.inbox")
+
+    inp = {
+        "project": "held",
+        "assignee": "bob/coder",
+        "packet": packet(),
+        "display_title": "Needs bob",
+    }
+    sent = time.monotonic()
+    created = server.run_data("mutations/handoff", {"input": inp}, cast.alice)["handoff"]["id"]
+    item = page.locator(f"#inbox-list [data-id='{created}']")
+    item.wait_for(timeout=10_000)
+    seen = time.monotonic() - sent
+    assert "handoff held for your approval" in item.inner_text()
+    assert "Needs bob" in item.inner_text()
+    print(f"inbox: a new held handoff shown {seen * 1000:.0f} ms after the mutation returned")
+    shot(page, "board-inbox.png")
+
+    item.get_by_role("button").click()
+    detail = page.locator(f"#detail [data-task='{created}']")
+    detail.locator("form[data-verb=approve_handoff] button").click()
+    item.wait_for(state="detached")
+    assert created not in page.evaluate("prickleBoard.inbox")
+    assert last_event(server, created, cast.bob)["actor"] == "bob"
+
+
+def test_the_inbox_gathers_results_and_questions_from_every_project(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=held&inbox=1")
+    inbox = page.evaluate("prickleBoard.inbox")
+    for name, why, project in [
+        ("narrow", "result waits for your decision", "review"),
+        ("asks_alice", "question waits for your answer", "work"),
+    ]:
+        assert cast.tasks[name] in inbox
+        text = page.locator(f"#inbox-list [data-id='{cast.tasks[name]}']").inner_text()
+        assert why in text and project in text
+    assert cast.tasks["held_for_inbox"] not in inbox  # bob's to approve, not alice's
+    page.locator(f"#inbox-list [data-id='{cast.tasks['asks_alice']}'] button").click()
+    page.locator(
+        f"#detail [data-task='{cast.tasks['asks_alice']}'] form[data-verb=answer]"
+    ).wait_for()
+
+
+def test_the_inbox_of_someone_with_nothing_waiting_is_empty(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.carol, "inbox=1")
+    assert page.evaluate("prickleBoard.inbox") == []
+    assert "Nothing waits on you." in page.locator("#inbox-list").inner_text()
+
+
+# find
+
+
+def test_find_filters_the_board_and_the_url_keeps_the_view(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=work")
+    wait_until(page, f"prickleBoard.stateOf('{cast.tasks['find0']}') === 'routed'")
+    page.get_by_label("Text").fill("rotate")
+    wait_until(page, "location.search.includes('q=rotate')")
+    visible = page.evaluate(
+        "[...document.querySelectorAll('.card')].filter(c => !c.hidden).map(c => c.dataset.id)"
+    )
+    assert sorted(visible) == sorted([cast.tasks["find0"], cast.tasks["find2"]])
+
+    page.get_by_label("Assignee").fill("helper")
+    page.locator("#find-state").select_option("routed")
+    wait_until(page, "location.search.includes('assignee=helper')")
+    assert page.evaluate("prickleBoard.shown") == 1
+    assert page.locator(".column:not([hidden])").count() == 1
+    assert "1 of" in page.locator("#find-shown").inner_text()
+
+    shared = page.url
+    page.goto(shared)  # reloaded, or opened by someone it was shared with
+    wait_until(page, "prickleBoard.status === 'live' && prickleBoard.size > 0")
+    assert page.input_value("#find-text") == "rotate"
+    assert page.input_value("#find-assignee") == "helper"
+    assert page.input_value("#find-state") == "routed"
+    visible = page.evaluate(
+        "[...document.querySelectorAll('.card')].filter(c => !c.hidden).map(c => c.dataset.id)"
+    )
+    assert visible == [cast.tasks["find2"]]
+
+    page.get_by_role("button", name="Clear").click()
+    wait_until(page, "!location.search.includes('q=')")
+    assert page.evaluate("prickleBoard.shown") == page.evaluate("prickleBoard.size")
+
+
+# the timeline
+
+
+def test_the_timeline_pages_through_a_long_history(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["long"]
+    detail = open_task(page, server, cast.alice, "work", task_id)
+    total = events_count(server, task_id, cast.alice)
+    assert total > 40
+    items = detail.locator("#timeline .tl")
+    items.first.wait_for()
+    assert items.count() == 20
+    assert f"20 of {total} events" in detail.locator(".tl-count").inner_text()
+    first = items.first.inner_text()
+    assert "alice/planner" in first and "created" in first
+
+    detail.get_by_role("button", name="Show 20 more").click()
+    wait_until(page, "document.querySelectorAll('#timeline .tl').length === 40")
+    detail.get_by_role("button", name=f"Show {total - 40} more").click()
+    wait_until(page, f"document.querySelectorAll('#timeline .tl').length === {total}")
+    assert not detail.locator("#timeline button.more").is_visible()
+    seqs = page.evaluate("[...document.querySelectorAll('#timeline .tl')].map(e => +e.dataset.seq)")
+    assert seqs == sorted(seqs) and len(set(seqs)) == total
+    detail.locator("#timeline").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "board-timeline.png"))
+    last = items.last.inner_text()
+    assert "checkpointed" in last and "save_checkpoint" in last
+    assert "bob/coder" in items.nth(total - 2).inner_text()
+
+    # A new event refreshes the panel and keeps every page the reader opened.
+    server.run_data(
+        "mutations/save_checkpoint",
+        {"task_id": task_id, "checkpoint": {"progress": "one more"}},
+        cast.bob,
+    )
+    wait_until(page, f"document.querySelectorAll('#timeline .tl').length === {total + 1}")
+
+
+# keyboard and narrow screens
+
+
+def test_the_panel_is_reachable_by_keyboard_and_every_control_is_labelled(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["held_for_inbox"]
+    sign_in(page, server, cast.bob, "project=held")
+    page.focus(f".card[data-id='{task_id}']")
+    page.keyboard.press("Enter")
+    page.locator(f"#detail [data-task='{task_id}'] form.verb").first.wait_for()
+    assert page.evaluate("document.activeElement.id") == "detail-title"
+    reached = set()
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        reached.add(
+            page.evaluate("document.activeElement.closest('form.verb')?.dataset.verb ?? ''")
+        )
+        if {"approve_handoff", "deny_task"} <= reached:
+            break
+    assert {"approve_handoff", "deny_task"} <= reached
+    unlabelled = page.evaluate(
+        "[...document.querySelectorAll('input, select, textarea, button')]"
+        ".filter(e => e.offsetParent !== null)"
+        ".filter(e => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim()))"
+        ".map(e => e.outerHTML)"
+    )
+    assert unlabelled == []
+    page.keyboard.press("Escape")
+    assert page.locator("#detail").is_hidden()
+    assert page.evaluate("document.activeElement.dataset.id") == task_id
+
+
+def test_the_board_and_the_panel_are_readable_360_pixels_wide(served, browser) -> None:
+    server, cast = served
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    try:
+        tab = context.new_page()
+        task_id = cast.tasks["narrow"]
+        sign_in(tab, server, cast.alice, "project=review&inbox=1")
+        overflow = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        assert tab.evaluate(overflow) <= 0
+        shot(tab, "board-360.png")
+        tab.click(f".card[data-id='{task_id}']")
+        detail = tab.locator(f"#detail [data-task='{task_id}'] form[data-verb=decide_result]")
+        detail.wait_for()
+        assert tab.evaluate(overflow) <= 0
+        wide = tab.evaluate(
+            "[...document.querySelectorAll('#detail *')]"
+            ".filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('pre'))"
+            ".map(e => e.tagName + '.' + e.className)"
+        )
+        assert wide == []
+        tab.screenshot(path=str(ARTIFACTS / "board-360-panel.png"), full_page=True)
+    finally:
+        context.close()
