@@ -51,15 +51,17 @@ class Context:
         """The authenticated caller; unauthenticated raises."""
         if self.principal is None:
             credential = await credential_for(self.store, self.authorization())
-            principal = credential.principal
-            self._loaders = create_loaders(self.store, principal, cache=not self.is_websocket)
-            self.credential, self.principal = credential, principal
+            self.credential, self.principal = credential, credential.principal
         return self.principal
 
     @property
     def loaders(self) -> Loaders:
+        """The request's loaders, made on first use (a mutation answered from the task in
+        hand needs none)."""
         if self._loaders is None:
-            raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)")
+            if self.principal is None:
+                raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)")
+            self._loaders = create_loaders(self.store, self.principal, cache=not self.is_websocket)
         return self._loaders
 
 

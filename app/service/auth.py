@@ -64,6 +64,7 @@ class _Known:
     digest: str
     credential: Credential
     used: str | None  # the minute of last use this process recorded
+    recorded_until: float = 0.0  # the POSIX time until which `used` is this minute
 
 
 class Credentials:
@@ -194,8 +195,12 @@ def _credential(stored: StoredToken, epoch: int) -> Credential:
 
 
 async def _record_use(store: Store, known: _Known, at: datetime) -> None:
-    minute = rfc3339(minute_of(at))
+    if at.timestamp() < known.recorded_until:  # within the minute already recorded
+        return
+    start = minute_of(at)
+    minute = rfc3339(start)
     if known.used is not None and known.used >= minute:
+        known.recorded_until = start.timestamp() + 60
         return
     known.used = minute
     try:

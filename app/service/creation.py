@@ -10,7 +10,6 @@ from app.domain.principals import Principal, check_agent_id, owner_of
 from app.domain.table import table
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
-from app.service.erasure import refuse_erased
 from app.service.inputs import (
     CapabilityInput,
     HandoffInput,
@@ -174,9 +173,11 @@ async def _record_hold(tx: Tx, task: Task, recorded: Moves) -> None:
 
 async def _existing_agent(tx: Tx, agent_id: str) -> str:
     """The agent, registered and not erased (an erased one is handed no work)."""
-    if not await tx.principals.agent_exists(agent_id):
+    registered, erased = await tx.principals.agent_standing(agent_id)
+    if not registered:
         raise NotFound(f"no agent {agent_id}")
-    await refuse_erased(tx, agent_id, "assignee")
+    if erased:  # as refuse_erased says it
+        raise InvalidInput(f"assignee: {agent_id} was erased")
     return agent_id
 
 

@@ -203,7 +203,8 @@ class Submission:
 
     def fingerprint(self) -> str:
         """Tells a repeated submission (same submission_id) from a different one."""
-        return sha256_of(dataclasses.asdict(self))
+        # its fields as they are (JSON already): asdict's deep copy would change nothing
+        return sha256_of({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
 @dataclass

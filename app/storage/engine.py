@@ -157,5 +157,12 @@ def _tune_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        immediate = conn.get_execution_options().get("sqlite_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # the blocking engine's BEGIN goes straight to the driver: it needs none of a
+        # statement's machinery (compiling, parameters, a result), which costs more than
+        # SQLite's own work here
+        begin = "BEGIN IMMEDIATE" if conn.get_execution_options().get("sqlite_write") else "BEGIN"
+        driver = conn.connection.driver_connection
+        if isinstance(driver, sqlite3.Connection):
+            driver.execute(begin)
+        else:
+            conn.exec_driver_sql(begin)

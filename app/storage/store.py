@@ -66,6 +66,7 @@ class Store:
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
         self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
+        self._writer: Connection | None = None  # SQLite file: the one connection that writes
         self.commit_listeners: list[Callable[[int], None]] = []
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
@@ -117,11 +118,12 @@ class Store:
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[Tx]:
         if self._blocking is not None:
-            with self._blocking.connect() as blocking:
-                if write:
-                    blocking.execution_options(sqlite_write=True)
-                with blocking.begin():
-                    yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
+            if write:  # writes take turns (the write lock): one connection serves them all
+                with self._sqlite_writer().begin():
+                    yield Tx(_OnLoop(self._sqlite_writer()), sqlite=True, horizon=self.horizon)
+                return
+            with self._blocking.connect() as blocking, blocking.begin():
+                yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
             return
         async with self.engine.connect() as conn:
             if write and self.sqlite:
@@ -129,7 +131,18 @@ class Store:
             async with conn.begin():
                 yield Tx(conn, self.sqlite, self.horizon)
 
+    def _sqlite_writer(self) -> Connection:
+        """The connection the store's SQLite writes use, kept open between them: no pool
+        checkout, reset and return around each transaction."""
+        assert self._blocking is not None
+        if self._writer is None or self._writer.closed:
+            self._writer = self._blocking.connect().execution_options(sqlite_write=True)
+        return self._writer
+
     async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._blocking is not None:
             self._blocking.dispose()
         await self.engine.dispose()

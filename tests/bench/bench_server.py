@@ -22,6 +22,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.bench.raw_broadcast import message_of
+from tests.bench.rawhttp import Load, RawConnection, body_of, run_load
 from tests.server import ROOT, Server, free_port
 
 CONCURRENCY = 16  # requests in flight, both sides of the HTTP ratio
@@ -130,30 +131,117 @@ async def load(setup: Setup, one, seconds: float) -> tuple[int, float]:  # type:
     return done, time.perf_counter() - start
 
 
+async def raw_lifecycles(
+    setup: Setup, seconds: float = WINDOW, concurrency: int = CONCURRENCY
+) -> Load:
+    """The lifecycle's 4 moves over tests/bench/rawhttp.py: `concurrency` loops, each with
+    two keep-alive connections (the owner's for handoff, the agent's for the rest) and one
+    request in flight; `done` counts moves, the client's CPU is measured as run_load does."""
+    url = setup.server.base_url
+    handoff = body_of(HANDOFF, {"input": handoff_input("moves")})
+    later = [body_of(q, {"id": "\0", **extra}) for q, extra in ((ACCEPT, {}), (START, {}))]
+    later.append(body_of(RETURN, {"id": "\0", "r": RESULT}))
+    hole = json.dumps("\0").encode()[1:-1]  # how the id's placeholder reads in the body
+    load = Load()
+
+    async def loop(until: float) -> None:
+        owner = await RawConnection(url, setup.owner).open()
+        agent = await RawConnection(url, setup.agent).open()
+        try:
+            while time.monotonic() < until:
+                _, raw = await owner.post(handoff)
+                task_id = json.loads(raw)["data"]["handoff"]["id"].encode()
+                answers = [raw]
+                for body in later:
+                    answers.append((await agent.post(body.replace(hole, task_id)))[1])
+                if b"completed" in answers[-1] and not any(b'"errors"' in a for a in answers):
+                    load.done += 4
+                else:
+                    load.failed += 4
+                    load.errors.append(b" ".join(answers)[:300].decode(errors="replace"))
+        finally:
+            await owner.close()
+            await agent.close()
+
+    cpu, started = os.times(), time.monotonic()
+    await asyncio.gather(*(loop(started + seconds) for _ in range(concurrency)))
+    load.seconds = time.monotonic() - started
+    after = os.times()
+    load.client_cpu = (after.user - cpu.user) + (after.system - cpu.system)
+    return load
+
+
+async def raw_typenames(setup: Setup, seconds: float = WINDOW) -> Load:
+    return await run_load(
+        setup.server.graphql_url,
+        setup.owner,
+        body_of("{ __typename }"),
+        concurrency=CONCURRENCY,
+        seconds=seconds,
+    )
+
+
 async def http_ratio(setup: Setup) -> dict[str, Any]:
-    await throughput(setup, typename, 0.5)  # warm up both paths
-    await throughput(setup, lifecycle, 0.5)
-    floors, moves = [], []
-    spent: dict[str, list[dict[str, float]]] = {"typename": [], "move": []}
+    """Moves beside `{ __typename }`, each run side by side: the raw client first (the
+    primary figures: server CPU per operation, the database's backends counted in), then
+    httpx (the figures the bench gave before, kept beside)."""
+    await raw_typenames(setup, 0.5)  # warm up both paths
+    await raw_lifecycles(setup, 0.5)
+    raw: dict[str, list[dict[str, float]]] = {"typename": [], "move": []}
+    httpx_runs: dict[str, list[dict[str, float]]] = {"typename": [], "move": []}
     async with backends_of(setup.server.database_url) as backends:
+
+        async def measured(name: str, run: Callable[[], Awaitable[Load]]) -> None:
+            before = cpu_now(setup, await backends())
+            load = await run()
+            after = cpu_now(setup, await backends())
+            if load.failed or not load.done:
+                raise RuntimeError(f"{name}: {load.failed} failed: {load.errors}")
+            figures = cpu_per_op(before, after, load.done)
+            figures["rate"] = load.rate
+            figures["client_share"] = load.client_share
+            raw[name].append(figures)
+
+        async def measured_httpx(name: str, one) -> None:  # type: ignore[no-untyped-def]
+            before = cpu_now(setup, await backends())
+            done, took = await load(setup, one, WINDOW)
+            after = cpu_now(setup, await backends())
+            figures = cpu_per_op(before, after, done)
+            figures["rate"] = done / took
+            figures["client_share"] = (after["client"] - before["client"]) / took
+            httpx_runs[name].append(figures)
+
         for _ in range(RUNS):
-            for name, one, rates in (("typename", typename, floors), ("move", lifecycle, moves)):
-                before = cpu_now(setup, await backends())
-                done, took = await load(setup, one, WINDOW)
-                after = cpu_now(setup, await backends())
-                rates.append(done / took)
-                spent[name].append(cpu_per_op(before, after, done))
-    ratios = [m / f for m, f in zip(moves, floors, strict=True)]
-    return {
-        "typename_rps": statistics.median(floors),
-        "moves_per_s": statistics.median(moves),
-        "ratio": statistics.median(ratios),
-        "ratios": ratios,
-        "cpu_ms": {
-            name: {part: statistics.median(run[part] for run in runs) for part in runs[0]}
-            for name, runs in spent.items()
-        },
+            await measured("typename", lambda: raw_typenames(setup))
+            await measured("move", lambda: raw_lifecycles(setup))
+            await measured_httpx("typename", typename)
+            await measured_httpx("move", lifecycle)
+    return {"raw": summary(raw), "httpx": summary(httpx_runs), "ratio": summary(raw)["cpu_ratio"]}
+
+
+def summary(runs: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    """Medians and each run's values of the figures; the ratios run by run (paired): server
+    CPU (with the database's) per move ÷ per `{ __typename }`, and moves/s ÷ requests/s."""
+
+    def server_cpu(run: dict[str, float]) -> float:
+        return run["server"] + run["database"]
+
+    pairs = list(zip(runs["move"], runs["typename"], strict=True))
+    cpu_ratios = [server_cpu(m) / server_cpu(t) for m, t in pairs]
+    rate_ratios = [m["rate"] / t["rate"] for m, t in pairs]
+    figures: dict[str, Any] = {
+        "cpu_ratio": statistics.median(cpu_ratios),
+        "cpu_ratios": cpu_ratios,
+        "rate_ratio": statistics.median(rate_ratios),
+        "rate_ratios": rate_ratios,
     }
+    for name, name_runs in runs.items():
+        figures[name] = {
+            part: statistics.median(run[part] for run in name_runs) for part in name_runs[0]
+        }
+        figures[name]["server_cpu_runs"] = [server_cpu(run) for run in name_runs]
+        figures[name]["server_cpu"] = statistics.median(figures[name]["server_cpu_runs"])
+    return figures
 
 
 def cpu_seconds(pid: int) -> float:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, func, insert, select
+from sqlalchemy import bindparam, delete, exists, func, insert, select
 
 from app.storage.repositories.base import Repository, insert_missing
-from app.storage.tables import AgentRow, CapabilityRow, PersonRow, table_of
+from app.storage.tables import AgentRow, CapabilityRow, ErasedPrincipalRow, PersonRow, table_of
 
 persons = table_of(PersonRow)
 agents = table_of(AgentRow)
@@ -13,6 +13,12 @@ capabilities = table_of(CapabilityRow)
 
 _PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("handle"))
 _AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
+_erased = table_of(ErasedPrincipalRow)
+# whether the agent is registered, and whether it was erased: one statement, not two
+_AGENT_STANDING = select(
+    exists().where(agents.c.id == bindparam("agent_id")),
+    exists().where(_erased.c.id == bindparam("agent_id")),
+)
 _PERSON_CREATED = select(persons.c.created_at).where(persons.c.handle == bindparam("handle"))
 _AGENT_CREATED = select(agents.c.created_at).where(agents.c.id == bindparam("agent_id"))
 _AGENTS_OF = select(agents.c.id).where(agents.c.owner == bindparam("owner")).order_by(agents.c.id)
@@ -50,6 +56,11 @@ class Principals(Repository):
 
     async def agent_exists(self, agent_id: str) -> bool:
         return await self.tx.one(_AGENT_EXISTS, {"agent_id": agent_id}) is not None
+
+    async def agent_standing(self, agent_id: str) -> tuple[bool, bool]:
+        """(registered, erased) for the agent id."""
+        registered, erased = await self.tx.one(_AGENT_STANDING, {"agent_id": agent_id})
+        return bool(registered), bool(erased)
 
     async def created_at(self, kind: str, principal_id: str) -> str | None:
         """When the person (kind `person`) or agent was registered; None when unknown."""

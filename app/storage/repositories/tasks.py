@@ -1,8 +1,16 @@
-"""Tasks: load, insert and update (optimistically, by version)."""
+"""Tasks: load, insert and update (optimistically, by version).
+
+A task loaded in a transaction is remembered as its row was; its update then writes only
+the columns that differ (JSON columns compared by their encoding, so a value changed in
+place is seen too). The version in the WHERE clause still guards the whole row.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, insert, select, update
+from typing import Any
+
+import orjson
+from sqlalchemy import JSON, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import Conflict
@@ -13,6 +21,7 @@ from app.storage.tables import TaskRow, table_of
 
 tasks = table_of(TaskRow)
 
+_JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
 _INSERT = insert(tasks)
 _BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
 _BY_ID_LOCKED = _BY_ID.with_for_update()
@@ -26,12 +35,20 @@ _CHILD_STATES = select(tasks.c.state).where(tasks.c.parent_task_id == bindparam(
 
 
 class Tasks(Repository):
-    __slots__ = ()
+    __slots__ = ("_loaded",)
+
+    def __init__(self, tx: Any) -> None:
+        super().__init__(tx)
+        self._loaded: dict[str, dict[str, Any]] = {}  # task id -> its row as loaded, kept
 
     async def get(self, task_id: str, for_update: bool = False) -> Task | None:
         stmt = _BY_ID_LOCKED if for_update and not self.tx.sqlite else _BY_ID
         row = await self.tx.one(stmt, {"task_id": task_id})
-        return mapping.task_from_row(row) if row else None
+        if row is None:
+            return None
+        task = mapping.task_from_row(row)
+        self._loaded[task.id] = _kept(mapping.task_to_row(task))
+        return task
 
     async def get_many(self, ids: list[str]) -> list[Task]:
         if not ids:
@@ -54,6 +71,11 @@ class Tasks(Repository):
         """Conflict unless the stored task is still at `old_version`."""
         row = mapping.task_to_row(task)
         del row["id"]
+        loaded = self._loaded.get(task.id)
+        if loaded is not None:
+            kept = _kept(row)
+            row = {name: value for name, value in row.items() if kept[name] != loaded[name]}
+            loaded.update(kept)
         params = {**row, "where_id": task.id, "where_version": old_version}
         if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
             raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
@@ -64,3 +86,13 @@ class Tasks(Repository):
 
     async def child_states(self, parent_id: str) -> list[str]:
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
+
+
+def _kept(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as remembered: its JSON columns as their encoding, the rest as they are."""
+    kept = dict(row)
+    for name in _JSON_COLUMNS:
+        value = kept.get(name)
+        if value is not None:
+            kept[name] = orjson.dumps(value)
+    return kept
