@@ -133,7 +133,7 @@ def test_a_compiled_page_answers_what_the_general_execution_answers(
     args = data.draw(arguments(made, cast))
     compiled, general = _both(live_server, cast.token(viewer), args, body)
     assert compiled == general
-    assert '"errors"' not in compiled
+    assert '"errors"' not in compiled or "query_too_complex" in compiled  # over 30 aliases
 
 
 def test_each_viewer_sees_on_the_compiled_page_what_it_sees_in_general(
@@ -162,9 +162,11 @@ def test_variables_and_refusals_answer_as_in_general(
     for variables in ({"first": 2, "after": made[1]}, {"first": 501}, {"first": 1, "after": "x y"}):
         compiled = _text(live_server, token, page % "", variables)
         assert compiled == _text(live_server, token, page % " @include(if: true)", variables)
-    for args in ("first: -1", 'after: "not a task id"', 'project: "a\\u0000b"'):
+    for args in ("first: -1", 'after: "not a task id"'):
         compiled, general = _both(live_server, token, args, "edges { cursor }")
         assert compiled == general and '"errors"' in compiled
+    # text PostgreSQL cannot hold (a refusal there, none on SQLite)
+    assert len(set(_both(live_server, token, 'project: "a\\u0000b"', "edges { cursor }"))) == 1
     compiled, general = _both(live_server, "", "", "edges { cursor }")
     assert compiled == general and "unauthenticated" in compiled
 
