@@ -34,8 +34,8 @@ from app.api.enums import plain
 from app.api.queries import DEFAULT_FIRST, page_size, task_id
 from app.api.sharing import SharingExecutor
 from app.domain.reads import TaskFilters
-from app.storage import compiled as sql
-from app.storage.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.service import compiled as service
+from app.service.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
 
 KEPT_PLANS = 256
 CONNECTION = frozenset({"edges", "page_info", "total_count", "__typename"})
@@ -157,8 +157,7 @@ async def answer(executor: SharingExecutor, plan: Plan) -> dict[str, Any] | None
         filters, first, after = _arguments(executor, plan)
     except Exception:  # refused as the general path refuses it, with its error
         return None
-    async with store.read() as tx:
-        page = await sql.task_page_json(tx, viewer, filters, first, after, plan.selection)
+    page = await service.task_page_json(store, viewer, filters, first, after, plan.selection)
     return {plan.key: page}
 
 
