@@ -27,11 +27,11 @@ from strawberry.types import ExecutionContext, ExecutionResult, Info, get_object
 from strawberry.types.graphql import OperationType
 
 from app.api import errors
+from app.api.compiled import CompilingExecutor
 from app.api.limits import RateLimit
 from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.reading import OneReadTransaction
-from app.api.sharing import SharingExecutor
 from app.api.subscriptions import Subscription
 from app.observability.graphql import Observed
 from app.observability.tracing import schema_extensions
@@ -95,7 +95,7 @@ schema = PrickleSchema(
     mutation=Mutation,
     subscription=Subscription,
     config=StrawberryConfig(auto_camel_case=False),
-    execution_context_class=SharingExecutor,
+    execution_context_class=CompilingExecutor,  # the hot page by one statement
     extensions=[
         shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
         shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),

@@ -1,0 +1,178 @@
+"""The hot read, compiled: a query that is one `tasks` page of scalar fields and related
+tasks is answered by one SQL statement that builds the JSON itself (app/storage/compiled.py),
+instead of graphql-core executing every field of every task.
+
+The document has been parsed, validated and held to the limits as any other; only the
+execution is replaced, and only for a query exactly within this subset (anything else runs
+as usual):
+
+- the operation selects `tasks` alone (aliased or not), with no directive anywhere;
+- under it: `edges { cursor node { ... } }`, `page_info { has_next_page end_cursor }`,
+  `total_count` and `__typename`, with no fragment and no response key twice at a level;
+- a node selects the Task's scalar fields, `__typename`, and `parent`, `children` and
+  `dependencies` with selections of the same kind, to any depth.
+
+The arguments (literals or variables) are checked as the resolver checks them; when one
+would be refused, when the caller is not authenticated, or on SQLite, the query runs as
+usual so that the answer, errors included, is the usual one. The statement runs in the
+query's read transaction (app/api/reading.py). tests/test_api_compiled.py holds the
+compiled answer equal to the general one for random selections and viewers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import FieldNode, OperationDefinitionNode, OperationType
+from graphql.execution.values import get_argument_values
+
+from app.api.enums import plain
+from app.api.queries import DEFAULT_FIRST, page_size, task_id
+from app.api.sharing import SharingExecutor
+from app.domain.reads import TaskFilters
+from app.service import compiled as service
+from app.service.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+
+KEPT_PLANS = 256
+CONNECTION = frozenset({"edges", "page_info", "total_count", "__typename"})
+EDGE = frozenset({"cursor", "node", "__typename"})
+PAGE_INFO = frozenset({"has_next_page", "end_cursor", "__typename"})
+TASK = SCALARS | RELATIONS | {"__typename"}
+
+
+class Refused(Exception):
+    """The document is outside the compiled subset."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    key: str  # the response key of `tasks`
+    node: FieldNode
+    selection: Selection
+
+
+def _fields(node: FieldNode | OperationDefinitionNode) -> Sequence[FieldNode]:
+    if node.directives or node.selection_set is None:
+        raise Refused
+    found = node.selection_set.selections
+    if not all(isinstance(f, FieldNode) for f in found) or len(found) > MAX_KEYS:
+        raise Refused
+    return [f for f in found if isinstance(f, FieldNode)]
+
+
+def _selection(node: FieldNode, names: frozenset[str], below: dict[str, Any]) -> Selection:
+    """The selection under `node`, each field one of `names`; `below` says how to read
+    the selection under a field (by name) that has one."""
+    keys: list[tuple[str, str, Selection | None]] = []
+    for field in _fields(node):
+        name = field.name.value
+        if name not in names or field.arguments or field.directives:
+            raise Refused
+        key = field.alias.value if field.alias else name
+        if any(key == k for k, _, _ in keys):
+            raise Refused
+        if (field.selection_set is None) == (name in below):
+            raise Refused
+        keys.append((key, name, below[name](field) if name in below else None))
+    return tuple(keys)
+
+
+def _task(node: FieldNode) -> Selection:
+    return _selection(node, TASK, dict.fromkeys(RELATIONS, _task))
+
+
+def _edge(node: FieldNode) -> Selection:
+    return _selection(node, EDGE, {"node": _task})
+
+
+def _page_info(node: FieldNode) -> Selection:
+    return _selection(node, PAGE_INFO, {})
+
+
+def _connection(node: FieldNode) -> Selection:
+    return _selection(node, CONNECTION, {"edges": _edge, "page_info": _page_info})
+
+
+def plan_of(operation: OperationDefinitionNode) -> Plan | None:
+    """The compiled plan of the operation, or None when it is outside the subset."""
+    if operation.operation != OperationType.QUERY:
+        return None
+    try:
+        fields = _fields(operation)
+        if len(fields) != 1 or fields[0].name.value != "tasks":
+            return None
+        node = fields[0]
+        key = node.alias.value if node.alias else "tasks"
+        return Plan(key, node, _connection(node))
+    except Refused:
+        return None
+
+
+_plans: OrderedDict[Hashable, Plan | None] = OrderedDict()
+
+
+def cached_plan(operation: OperationDefinitionNode) -> Plan | None:
+    """`plan_of`, worked out once per document and operation (the most recent kept)."""
+    if operation.loc is None:
+        return None
+    key = (operation.loc.source.body, operation.loc.start)
+    if key in _plans:
+        _plans.move_to_end(key)
+        return _plans[key]
+    plan = _plans[key] = plan_of(operation)
+    if len(_plans) > KEPT_PLANS:
+        _plans.popitem(last=False)
+    return plan
+
+
+def _arguments(executor: SharingExecutor, plan: Plan) -> tuple[TaskFilters, int, str | None]:
+    """The `tasks` arguments as the resolver reads them; raises where it would refuse."""
+    query = executor.schema.query_type
+    assert query is not None
+    args = get_argument_values(query.fields["tasks"], plan.node, executor.variable_values)
+    filters = TaskFilters(
+        args.get("project"),
+        plain(args.get("state")),
+        args.get("assignee"),
+        args.get("requester"),
+        args.get("parent_task_id"),
+    )
+    if any(isinstance(v, str) and "\x00" in v for v in vars(filters).values()):
+        raise Refused  # the database refuses it: the general path says so
+    return filters, page_size(args.get("first", DEFAULT_FIRST)), task_id(args.get("after"), "after")
+
+
+async def answer(executor: SharingExecutor, plan: Plan) -> dict[str, Any] | None:
+    """The data of the query by the compiled statement; None where the general path answers."""
+    context = executor.context_value
+    store = getattr(context, "store", None)
+    if store is None or store.sqlite:
+        return None
+    try:
+        viewer = await context.viewer()
+        filters, first, after = _arguments(executor, plan)
+    except Exception:  # refused as the general path refuses it, with its error
+        return None
+    page = await service.task_page_json(store, viewer, filters, first, after, plan.selection)
+    return {plan.key: page}
+
+
+class CompilingExecutor(SharingExecutor):
+    """Executes a query within the compiled subset by its one statement; any other as usual."""
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        plan = cached_plan(self.operation) if self._share_key is None else None
+        if plan is None:
+            return super().execute_operation(serially)
+        return self._compiled(plan, serially)
+
+    async def _compiled(self, plan: Plan, serially: bool | None) -> Any:
+        data = await answer(self, plan)
+        if data is not None:
+            return self.build_response(data)
+        result = super().execute_operation(serially)
+        return await result if inspect.isawaitable(result) else result
