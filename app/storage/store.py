@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from contextvars import ContextVar
 from functools import cached_property
 from typing import Any
@@ -177,6 +177,13 @@ class _SharedRead:
             self.holder = task
             try:
                 yield self.opened
+            except BaseException:
+                # a failed statement leaves the transaction unusable (PostgreSQL aborts it):
+                # roll it back; the next read() of the block opens a new one
+                self.opened = None
+                with suppress(Exception):  # the connection may be gone: the pool drops it
+                    await self.stack.aclose()
+                raise
             finally:
                 self.holder = None
 
