@@ -84,7 +84,7 @@ _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bind
 
 Moved = tuple[Task, int]  # a task moved in this transaction, and the version it was loaded at
 _EVENT_COLUMNS = tuple(c.name for c in events.c if c.name != "seq")
-_PG = PGDialect_asyncpg()
+_PG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
 
 
 @functools.cache
