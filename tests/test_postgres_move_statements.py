@@ -9,6 +9,7 @@ import pytest
 from factory import BOB, CODER, PLANNER, call, events_of, give, load
 from server import BACKEND
 from sqlalchemy import event
+from sqlalchemy.engine.default import CacheStats
 
 from app.storage.store import Store
 
@@ -23,9 +24,14 @@ class Statements:
 
     def __init__(self) -> None:
         self.sent: list[str] = []
+        self.compiled_anew: list[str] = []  # statements SQLAlchemy compiled, not reused
 
-    def statement(self, _conn: Any, _cursor: Any, sql: str, *_: Any) -> None:
+    def statement(
+        self, _conn: Any, _cursor: Any, sql: str, _params: Any, context: Any, *_: Any
+    ) -> None:
         self.sent.append(sql.split()[0].upper())
+        if context.cache_hit == CacheStats.CACHE_MISS:
+            self.compiled_anew.append(sql)
 
     def begin(self, _conn: Any) -> None:
         self.sent.append("BEGIN")
@@ -34,8 +40,10 @@ class Statements:
         self.sent.append("COMMIT")
 
 
-async def counted(store: Store, verb: str, who: Any, task_id: str) -> list[str]:
-    statements = Statements()
+async def counted(
+    store: Store, verb: str, who: Any, task_id: str, statements: Statements | None = None
+) -> list[str]:
+    statements = statements or Statements()
     engine = store.statements_engine
     hooks = {
         "before_cursor_execute": statements.statement,
@@ -66,6 +74,18 @@ async def test_a_move_is_begin_lock_one_statement_and_commit(store: Store) -> No
     assert [e.version for e in logged] == list(range(1, moved.version + 1))
     assert logged[-1].task["state"] == moved.state
     assert [e.seq for e in logged] == sorted(e.seq for e in logged)
+
+
+async def test_the_move_statement_is_compiled_once_and_reused(store: Store) -> None:
+    first, again = [await give(store, PLANNER, assignee="bob/coder") for _ in range(2)]
+    for task in (first, again):
+        await call(store, "accept_task", CODER, task.id)
+    statements = Statements()
+    await counted(store, "save_checkpoint", CODER, first.id, statements)
+    assert any(sql.startswith("WITH moved") for sql in statements.compiled_anew)
+    statements = Statements()
+    await counted(store, "save_checkpoint", CODER, again.id, statements)
+    assert statements.compiled_anew == []  # the same text: asyncpg's prepared form is reused
 
 
 async def test_a_move_that_resumes_two_tasks_logs_both(store: Store) -> None:
