@@ -149,16 +149,19 @@ class Events(Repository):
         `moved`, a task and the version it was loaded at, is updated first (a conflict
         unless still at that version); on PostgreSQL the update, the draw, the insert and
         the announcement are then one statement."""
-        if moved is not None and not self.tx.sqlite:
+        if moved is not None and (self.tx.sqlite or not new):
+            await self.tx.tasks.update(*moved)
+            moved = None
+        if not new:
+            return []
+        if moved is not None:
             seqs = await self._move(moved, new)
         elif self.tx.sqlite:
-            if moved is not None:
-                await self.tx.tasks.update(*moved)
             last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
             seqs = list(range(last - len(new) + 1, last + 1))
         else:
             seqs = list((await self.tx.one(_DRAW, {"count": len(new)}))[0])
-        if moved is None or self.tx.sqlite:
+        if moved is None:
             rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
             await self.tx.conn.execute(_INSERT, rows)
         self.tx.last_seq = seqs[-1]
