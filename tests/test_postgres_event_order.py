@@ -29,8 +29,8 @@ def commits_out_of_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each writer lingers a random while between drawing its seqs and committing."""
     append = Events.append
 
-    async def lingering(self, new):  # type: ignore[no-untyped-def]
-        appended = await append(self, new)
+    async def lingering(self, new, moved=None):  # type: ignore[no-untyped-def]
+        appended = await append(self, new, moved)
         await asyncio.sleep(random.random() * 0.015)
         return appended
 

@@ -115,15 +115,22 @@ async def _run_verb(
         old_version = task.version
         recorded = Moves(actor)
         await act(tx, task, recorded)
-        await tx.tasks.update(task, old_version)
-        await resume_parent(tx, task, verb, recorded)
-        await tx.events.append(recorded.events)
+        if may_resume_parent(task):
+            await tx.tasks.update(task, old_version)  # the parent reads its children's states
+            await resume_parent(tx, task, verb, recorded)
+            await tx.events.append(recorded.events)
+        else:
+            await tx.events.append(recorded.events, moved=(task, old_version))
     return task
+
+
+def may_resume_parent(child: Task) -> bool:
+    return child.parent_task_id is not None and child.state in table().terminal
 
 
 async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None:
     """A task waiting on `agent` resumes by itself once every one of its subtasks has ended."""
-    if child.parent_task_id is None or child.state not in table().terminal:
+    if child.parent_task_id is None or not may_resume_parent(child):
         return
     parent = await tx.tasks.get(child.parent_task_id, for_update=True)
     if parent is None or parent.state != "waiting" or parent.waiting_on != "agent":

@@ -20,14 +20,19 @@ computes its bound once (`age()` reads N once per transaction).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import BigInteger, bindparam, func, insert, select, text, update
+from sqlalchemy import BigInteger, TextClause, bindparam, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 
 from app.domain.events import Event
+from app.domain.task import Task
 from app.storage import mapping
 from app.storage.repositories.base import Repository
+from app.storage.repositories.tasks import changed_concurrently, tasks
 from app.storage.tables import EventCounterRow, EventRow, table_of
 
 events = table_of(EventRow)
@@ -77,6 +82,52 @@ _UPTO = events.c.seq <= bindparam("upto", type_=BigInteger)
 _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bindparam("task_id"))
 
 
+Moved = tuple[Task, int]  # a task moved in this transaction, and the version it was loaded at
+_EVENT_COLUMNS = tuple(c.name for c in events.c if c.name != "seq")
+_PG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+
+
+@functools.cache
+def _moving(changed: tuple[str, ...], count: int) -> TextClause:
+    """PostgreSQL: update the task (its changed columns, if still at the version loaded),
+    then, only if it was, take the transaction id, draw `count` seqs, insert the events
+    with them and announce the newest, in one statement. No row comes back on a conflict.
+    Built once per (columns, count): the statement and its prepared form are reused."""
+    sets = ", ".join(f"{name} = :t_{name}" for name in changed) or "version = version"
+    values = ", ".join(
+        "(" + ", ".join([str(i + 1)] + [_cast(f"e{i}_{c}", c) for c in _EVENT_COLUMNS]) + ")"
+        for i in range(count)
+    )
+    names = ", ".join(_EVENT_COLUMNS)
+    picked = ", ".join(f"v.{c}" for c in _EVENT_COLUMNS)
+    sql = (
+        f"WITH moved AS (UPDATE tasks SET {sets}"
+        "  WHERE id = :where_id AND version = :where_version RETURNING id),"
+        " me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid FROM moved),"
+        f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
+        f"  FROM me, generate_series(1, {count})),"
+        " numbered AS (SELECT seq, row_number() OVER (ORDER BY seq) AS i FROM drawn),"
+        f" added AS (INSERT INTO events (seq, {names}) SELECT n.seq, {picked}"
+        f"  FROM numbered AS n JOIN (VALUES {values}) AS v(i, {names}) ON v.i = n.i"
+        "  RETURNING seq)"
+        f" SELECT array_agg(seq ORDER BY seq), pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
+        " FROM added HAVING count(*) > 0"
+    )
+    typed = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in changed]
+    typed += [bindparam("where_id", type_=tasks.c.id.type)]
+    typed += [bindparam("where_version", type_=tasks.c.version.type)]
+    typed += [
+        bindparam(f"e{i}_{c}", type_=events.c[c].type) for i in range(count) for c in _EVENT_COLUMNS
+    ]
+    return text(sql).bindparams(*typed)
+
+
+def _cast(param: str, column: str) -> str:
+    """A parameter inside VALUES, cast to its column's type (nothing else types it there)."""
+    kind = events.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
+    return f"CAST(:{param} AS {kind})"
+
+
 @dataclass
 class Horizon:
     """The highest safe bound this process has proven (PostgreSQL); it only grows."""
@@ -91,18 +142,43 @@ class Horizon:
 class Events(Repository):
     __slots__ = ()
 
-    async def append(self, new: list[Event]) -> list[Event]:
+    async def append(self, new: list[Event], moved: Moved | None = None) -> list[Event]:
         """Give the events the next seqs and insert them. Callers append after locking the
-        task (`tasks.get(for_update=True)`), so a task's later move draws a later seq."""
-        if self.tx.sqlite:
+        task (`tasks.get(for_update=True)`), so a task's later move draws a later seq.
+
+        `moved`, a task and the version it was loaded at, is updated first (a conflict
+        unless still at that version); on PostgreSQL the update, the draw, the insert and
+        the announcement are then one statement."""
+        if moved is not None and (self.tx.sqlite or not new):
+            await self.tx.tasks.update(*moved)
+            moved = None
+        if not new:
+            return []
+        if moved is not None:
+            seqs = await self._move(moved, new)
+        elif self.tx.sqlite:
             last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
             seqs = list(range(last - len(new) + 1, last + 1))
         else:
             seqs = list((await self.tx.one(_DRAW, {"count": len(new)}))[0])
-        rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
-        await self.tx.conn.execute(_INSERT, rows)
+        if moved is None:
+            rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
+            await self.tx.conn.execute(_INSERT, rows)
         self.tx.last_seq = seqs[-1]
         return [Event(**{**e.__dict__, "seq": seq}) for e, seq in zip(new, seqs, strict=True)]
+
+    async def _move(self, moved: Moved, new: list[Event]) -> list[int]:
+        task, old_version = moved
+        changes = self.tx.tasks.changes(task)
+        params: dict[str, Any] = {f"t_{name}": value for name, value in changes.items()}
+        params.update(where_id=task.id, where_version=old_version)
+        for i, e in enumerate(new):
+            row = mapping.event_to_row(e, 0)
+            params.update({f"e{i}_{name}": row[name] for name in _EVENT_COLUMNS})
+        found = await self.tx.one(_moving(tuple(changes), len(new)), params)
+        if found is None:
+            raise changed_concurrently(task.id)
+        return list(found[0])
 
     async def last_seq(self) -> int:
         """The seq up to which the log is complete: no event at or below it can still commit

@@ -69,6 +69,13 @@ class Tasks(Repository):
 
     async def update(self, task: Task, old_version: int) -> None:
         """Conflict unless the stored task is still at `old_version`."""
+        params = {**self.changes(task), "where_id": task.id, "where_version": old_version}
+        if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
+            raise changed_concurrently(task.id)
+
+    def changes(self, task: Task) -> dict[str, Any]:
+        """The columns of the task's row to write (those that differ from the row as loaded
+        in this transaction, or all), taken as written from now on."""
         row = mapping.task_to_row(task)
         del row["id"]
         loaded = self._loaded.get(task.id)
@@ -76,9 +83,7 @@ class Tasks(Repository):
             kept = _kept(row)
             row = {name: value for name, value in row.items() if kept[name] != loaded[name]}
             loaded.update(kept)
-        params = {**row, "where_id": task.id, "where_version": old_version}
-        if (await self.tx.conn.execute(_UPDATE, params)).rowcount != 1:
-            raise Conflict(f"task {task.id} changed concurrently; read it again and retry")
+        return row
 
     async def find_idempotent(self, created_by: str, key: str) -> Task | None:
         row = await self.tx.one(_IDEMPOTENT, {"created_by": created_by, "key": key})
@@ -86,6 +91,10 @@ class Tasks(Repository):
 
     async def child_states(self, parent_id: str) -> list[str]:
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
+
+
+def changed_concurrently(task_id: str) -> Conflict:
+    return Conflict(f"task {task_id} changed concurrently; read it again and retry")
 
 
 def _kept(row: dict[str, Any]) -> dict[str, Any]:
