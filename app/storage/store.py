@@ -119,8 +119,9 @@ class Store:
     async def _transaction(self, write: bool) -> AsyncIterator[Tx]:
         if self._blocking is not None:
             if write:  # writes take turns (the write lock): one connection serves them all
-                with self._sqlite_writer().begin():
-                    yield Tx(_OnLoop(self._sqlite_writer()), sqlite=True, horizon=self.horizon)
+                writer = self._sqlite_writer()
+                with writer.begin():
+                    yield Tx(_OnLoop(writer), sqlite=True, horizon=self.horizon)
                 return
             with self._blocking.connect() as blocking, blocking.begin():
                 yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
