@@ -103,7 +103,12 @@ def _editor(tab: Any, selector: str) -> str:
 
 
 def _run(tab: Any, query: str) -> None:
+    """Type a query and run it. GraphiQL takes an edit (and the operation name it reads
+    from it) 100 ms after the change; a click before that sends the new text with the old
+    operation name (the default query's `Me`), which the server rightly refuses with 400.
+    The edit has landed once GraphiQL has stored the query."""
     tab.evaluate(f"(q) => {_editor(tab, '.graphiql-query-editor')}.setValue(q)", query)
+    wait_until(tab, f"localStorage.getItem('graphiql:query') === {query!r}")
     tab.click("button.graphiql-execute-button")
 
 
