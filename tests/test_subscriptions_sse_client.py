@@ -27,12 +27,10 @@ MODULES = CACHE / "node_modules"
 
 SCRIPT = r"""
 const { createClient } = require('graphql-sse');
-const [url, token, taskId, count] = process.argv.slice(2);
-const client = createClient({
-  url,
-  headers: token ? { Authorization: `Bearer ${token}` } : {},
-  retryAttempts: 0,
-});
+const [url, token, taskId, count, lastEventId] = process.argv.slice(2);
+const headers = token ? { Authorization: `Bearer ${token}` } : {};
+if (lastEventId) headers['Last-Event-ID'] = lastEventId;
+const client = createClient({ url, headers, retryAttempts: 0 });
 const query = `subscription($task_id: ID) {
   task_events(task_id: $task_id) { cursor seq kind verb to_state }
 }`;
@@ -80,7 +78,13 @@ def node_modules() -> Path:
 
 
 async def _client(
-    modules: Path, tmp_path: Path, url: str, token: str | None, task_id: str, count: int
+    modules: Path,
+    tmp_path: Path,
+    url: str,
+    token: str | None,
+    task_id: str,
+    count: int,
+    last_event_id: str = "",
 ) -> asyncio.subprocess.Process:
     script = tmp_path / "subscribe.cjs"
     script.write_text(SCRIPT)
@@ -91,6 +95,7 @@ async def _client(
         token or "",
         task_id,
         str(count),
+        last_event_id,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "NODE_PATH": str(modules)},
@@ -128,6 +133,44 @@ async def test_graphql_sse_client_receives_live_events(
         if client.returncode is None:
             client.kill()
             await client.wait()
+
+
+async def test_graphql_sse_client_resumes_with_last_event_id_exactly_after_it(
+    cast: Cast, node_modules: Path, tmp_path: Path
+) -> None:
+    """A reconnect sending `Last-Event-ID` (graphql-sse sends it as a header it is given)
+    gets exactly the events made while no client was connected, then the live ones."""
+    task = cast.handoff("alice/coder", "alice/writer", "npm-resume")
+    url, token = cast.server.graphql_url, cast.token("alice")
+    first = await _client(node_modules, tmp_path, url, token, task["id"], 2)
+    try:
+        snapshot = await _line(first)
+        await asyncio.to_thread(cast.move, "alice/writer", "accept_task", task["id"])
+        accepted = await _line(first)
+        assert await asyncio.wait_for(first.wait(), timeout=20) == 0
+    finally:
+        if first.returncode is None:
+            first.kill()
+            await first.wait()
+    assert accepted["verb"] == "accept_task"
+    await asyncio.to_thread(cast.move, "alice/writer", "start_task", task["id"])  # missed
+    await asyncio.to_thread(cast.move, "alice", "stop_run", task["id"])  # missed
+    again = await _client(
+        node_modules, tmp_path, url, token, task["id"], 3, last_event_id=accepted["cursor"]
+    )
+    try:
+        missed = [await _line(again) for _ in range(2)]
+        await asyncio.to_thread(cast.move, "alice", "resume_run", task["id"])
+        live = await _line(again)
+        assert await asyncio.wait_for(again.wait(), timeout=20) == 0
+    finally:
+        if again.returncode is None:
+            again.kill()
+            await again.wait()
+    assert [e["verb"] for e in missed] == ["start_task", "stop_run"]
+    assert live["verb"] == "resume_run"
+    seqs = [e["seq"] for e in (snapshot, accepted, *missed, live)]
+    assert seqs == sorted(set(seqs)), "a gap or a duplicate across the reconnect"
 
 
 async def test_graphql_sse_client_is_told_of_a_bad_token(
