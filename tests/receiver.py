@@ -42,6 +42,7 @@ class Receiver:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.status: int | Callable[[Received], int] = 200
+        self.location: str | None = None  # a Location header sent with each 3xx answer
         self.lock = threading.Lock()
         receiver = self
 
@@ -55,6 +56,8 @@ class Receiver:
                 with receiver.lock:
                     receiver.received.append(Received(headers, body, status))
                 self.send_response(status)
+                if 300 <= status < 400 and receiver.location is not None:
+                    self.send_header("location", receiver.location)
                 self.send_header("content-length", "0")
                 self.end_headers()
 

@@ -5,6 +5,7 @@ Signatures are verified with the standardwebhooks package's own `Webhook.verify`
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -201,6 +202,42 @@ def test_a_failure_is_retried_with_the_same_webhook_id(cast: Cast, receiver: Rec
     assert attempts[0]["error"] == "HTTP 500" and attempts[2]["error"] is None
     [listed] = [w for w in webhooks(cast, "alice") if w["id"] == webhook_id]
     assert listed["last_error"] == "HTTP 503" and listed["pending"] == 0
+
+
+def test_a_failing_endpoint_delays_no_other_webhook(cast: Cast, receiver: Receiver) -> None:
+    """One endpoint holds every request for 8 s; another webhook's events still arrive
+    at once."""
+    release = threading.Event()
+    with Receiver() as stuck:
+        stuck.status = lambda _request: 500 if release.wait(8) else 504
+        try:
+            create(cast, "alice", stuck.url, project=cast.project("stuck"))
+            create(cast, "alice", receiver.url, project=cast.project("stuck"))
+            task = cast.handoff("alice", "alice/coder", "stuck")
+            got = receiver.wait_for(2, timeout=5)
+            assert [r.data["task_id"] for r in got] == [task["id"]] * 2
+            assert stuck.acknowledged() == []
+        finally:
+            release.set()
+
+
+def test_a_redirect_is_a_failed_attempt_and_not_followed(cast: Cast, receiver: Receiver) -> None:
+    with Receiver() as elsewhere:
+        answers = iter([307])
+        receiver.status = lambda _request: next(answers, 200)
+        receiver.location = elsewhere.url
+        made = create(cast, "alice", receiver.url)
+        cast.handoff("alice", "alice/coder", "redirected")
+        got = receiver.wait_for(3, acknowledged=False)
+        assert [r.status for r in got] == [307, 200, 200] and got[0].id == got[1].id
+        webhook_id = made["webhook"]["id"]
+        attempts = until(lambda: len(found := deliveries(cast, "alice", webhook_id)) == 3 and found)
+        assert [(d["attempt"], d["status_code"], d["error"]) for d in attempts] == [
+            (1, 307, "HTTP 307"),
+            (2, 200, None),
+            (1, 200, None),
+        ]
+        assert elsewhere.received == []
 
 
 def test_disabled_after_the_give_up_time_then_enabled_sends_what_was_missed(
