@@ -1,7 +1,9 @@
 """`python -m tests.bench.webhooks [--events 2000] [--webhooks 100]`
 
-Webhook delivery from one `prickle serve` (SQLite, a scratch file) to a receiver on
-127.0.0.1 that answers 200 at once (tests/receiver.py, a threaded http.server):
+Webhook delivery from one `prickle serve` to a receiver on 127.0.0.1 that answers 200 at
+once (tests/receiver.py, a threaded http.server). The database is a scratch one on the
+backend PRICKLE_TEST_BACKEND names: SQLite (a file, the default) or PostgreSQL (a database
+on PRICKLE_TEST_PG, dropped after).
 
 1. latency: tasks handed off through the API one every 0.1 s (two events each); for each
    event, from its `at` (written in the committing transaction) to the moment the receiver
@@ -30,7 +32,7 @@ from app.domain.principals import person
 from app.service.inputs import HandoffInput
 from app.storage.store import Store
 from tests.receiver import Receiver
-from tests.server import Server, start
+from tests.server import BACKEND, Server, module_database, start
 
 PACKET = {"task": "ping", "deliverable_type": "doc", "acceptance_criteria": ["pinged"]}
 ENV = {"PRICKLE_WEBHOOK_BACKOFF": "2", "PRICKLE_RATE_LIMIT": "0"}
@@ -104,8 +106,8 @@ def main() -> None:
     parser.add_argument("--webhooks", type=int, default=100)
     parser.add_argument("--latency-tasks", type=int, default=100)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as directory:
-        url = f"sqlite+aiosqlite:///{directory}/bench.db"
+    with tempfile.TemporaryDirectory() as directory, module_database(Path(directory)) as url:
+        print(f"backend: {BACKEND}")
         server = start(url, Path(directory) / "logs", "--allow-private-webhooks", env=ENV)
         try:
             server.register(server.owner_token, "worker")
