@@ -278,6 +278,8 @@ def test_a_private_address_is_refused_without_the_flag(
         "http://169.254.169.254/latest",
         "http://[::1]/hook",
         "http://224.0.0.1/hook",
+        "http://100.100.100.200/latest",  # shared address space (RFC 6598): not global
+        "http://[::ffff:10.0.0.1]/hook",
         "ftp://example.com/hook",
         "not a url",
     ):

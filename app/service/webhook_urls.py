@@ -1,7 +1,8 @@
 """Where a webhook may send: the URL check at registration and again at every connection.
 
 A webhook URL must be `http` or `https`, and its host must not resolve to a loopback,
-private, link-local, multicast (or unspecified, reserved) address, unless the server runs
+private, link-local, multicast (or unspecified, reserved, or any other address that is not
+globally reachable, such as 100.64.0.0/10) address, unless the server runs
 with `--allow-private-webhooks` (PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1). Because a name can
 resolve differently later (DNS rebinding), the HTTP client's connections go through
 `GuardedBackend`, which resolves the host itself, checks every address, and connects to the
@@ -47,6 +48,7 @@ def refused(address: IPAddress) -> bool:
         or address.is_multicast
         or address.is_unspecified
         or address.is_reserved
+        or not address.is_global  # e.g. 100.64.0.0/10, shared address space (RFC 6598)
     )
 
 
@@ -65,8 +67,9 @@ def check_addresses(host: str, addresses: Iterable[str], allow_private: bool) ->
     for text in addresses:
         if refused(ipaddress.ip_address(text.split("%", 1)[0])):
             raise RefusedAddress(
-                f"url: {host!r} resolves to {text}, a loopback, private, link-local or "
-                "multicast address (the server allows these only with --allow-private-webhooks)"
+                f"url: {host!r} resolves to {text}, a loopback, private, link-local, multicast "
+                "or otherwise non-global address (the server allows these only with "
+                "--allow-private-webhooks)"
             )
 
 
