@@ -14,6 +14,7 @@ import pytest
 from live import Cast
 from receiver import Receiver
 from server import Server, module_database, start
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from app.domain.errors import InvalidInput
 from app.service.webhook_urls import client
@@ -202,6 +203,23 @@ def test_a_failure_is_retried_with_the_same_webhook_id(cast: Cast, receiver: Rec
     assert attempts[0]["error"] == "HTTP 500" and attempts[2]["error"] is None
     [listed] = [w for w in webhooks(cast, "alice") if w["id"] == webhook_id]
     assert listed["last_error"] == "HTTP 503" and listed["pending"] == 0
+
+
+def test_after_a_rotation_events_are_signed_with_the_new_secret(
+    cast: Cast, receiver: Receiver
+) -> None:
+    made = create(cast, "alice", receiver.url)
+    variables = {"id": made["webhook"]["id"]}
+    rotated = cast.server.run_data(
+        "mutations/rotate_webhook_secret", variables, cast.token("alice")
+    )
+    secret = rotated["rotate_webhook_secret"]["secret"]
+    assert secret.startswith("whsec_") and secret != made["secret"]
+    cast.handoff("alice", "alice/coder", "rotated")
+    got = receiver.wait_for(2)
+    assert [r.verified(secret)["data"]["verb"] for r in got] == ["handoff", "handoff"]
+    with pytest.raises(WebhookVerificationError):
+        got[0].verified(made["secret"])
 
 
 def test_a_failing_endpoint_delays_no_other_webhook(cast: Cast, receiver: Receiver) -> None:
