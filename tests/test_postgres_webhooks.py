@@ -1,6 +1,7 @@
 """Webhooks delivered by two server processes on one PostgreSQL database, one of them killed
 with SIGKILL mid-stream: every event reaches the receiver at least once, in order once
-deduplicated by `webhook-id`; the duplicates are printed.
+deduplicated by `webhook-id`, the other process resuming once the lease has run out; the
+duplicates are printed.
 
 Run in the PostgreSQL pass only (PRICKLE_TEST_BACKEND=postgres).
 """
@@ -25,7 +26,8 @@ from app.storage.store import Store
 
 pytestmark = postgres_only
 
-ENV = {"PRICKLE_WEBHOOK_LEASE_SECONDS": "3", "PRICKLE_WEBHOOK_BACKOFF": "0.2,0.5"}
+LEASE = 3.0
+ENV = {"PRICKLE_WEBHOOK_LEASE_SECONDS": str(LEASE), "PRICKLE_WEBHOOK_BACKOFF": "0.2,0.5"}
 TASKS = 1000  # two events each
 
 
@@ -68,8 +70,12 @@ def test_a_delivering_process_killed_mid_stream_loses_no_event(
             pid = asyncio.run(_holder_pid(pg_database_url))
             assert pid in servers
             os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
             servers[pid].process.wait(10)
             killed_at = len(receiver.acknowledged())
+            # the other process claims the webhook once the lease (3 s) has run out
+            receiver.wait_for(killed_at + 1, timeout=LEASE + 10)
+            resumed_after = time.monotonic() - killed
             writer.join(180)
             assert not writer.is_alive()
             deadline = time.monotonic() + 120
@@ -89,6 +95,7 @@ def test_a_delivering_process_killed_mid_stream_loses_no_event(
         assert all(i.startswith(made["webhook"]["id"] + "_") for i in seen)
         print(
             f"\nkilled the delivering process (pid {pid}) after {killed_at} deliveries; "
+            f"the other resumed {resumed_after:.1f} s later (lease {LEASE:.0f} s); "
             f"{len(got)} requests acknowledged for {2 * TASKS} events; "
             f"{len(duplicates)} duplicates: {duplicates}"
         )
