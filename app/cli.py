@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
+from app.domain.table import TableError, table
 from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         from app.api import errors
 
         print(f"prickle: {errors.code(error)}: {errors.message(error)}", file=sys.stderr)
+        return 2
+    except TableError as error:
+        print(f"prickle: the transition table: {error}", file=sys.stderr)
         return 2
 
 
@@ -127,6 +131,7 @@ def _serve(args: argparse.Namespace) -> int:
     from app.server import serve
 
     os.environ[POOL_SIZE_VARIABLE] = str(args.db_pool_size)  # the server and its workers
+    table()  # a table that does not load (PRICKLE_TRANSITIONS) stops serve before it starts
 
     return serve(
         host=args.host,

@@ -43,22 +43,8 @@ HELPER = agent("bob/helper")
 CAROL = person("carol")
 SPY = agent("carol/spy")
 
-TASK_VERBS = (
-    "accept_task",
-    "start_task",
-    "wait_on",
-    "stop_run",
-    "resume_run",
-    "answer",
-    "approve_handoff",
-    "deny_task",
-    "hand_back",
-    "return_result",
-    "decide_result",
-    "cancel_task",
-    "reroute",
-    "save_checkpoint",
-)
+# Every verb a caller uses on an existing task: the table's verbs but those that make a task.
+TASK_VERBS = tuple(verb for verb in table().verbs if verb not in table().creating)
 
 FINAL = ("completed", "rejected", "cancelled")
 

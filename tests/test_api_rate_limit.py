@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
+from factory import PACKET
 from server import Server, module_database, persons, prickle, start
 
 RATE = 5
 BURST = 2 * RATE
-PACKET = {"task": "Write it", "deliverable_type": "doc", "acceptance_criteria": ["written"]}
 HANDOFF = """mutation($input: HandoffInput!) { handoff(input: $input) { id } }"""
 COUNTS = """query($project: String!, $requester: String!) {
   tasks(project: $project, requester: $requester) { total_count }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +70,27 @@ def test_token_create_refuses_a_malformed_handle_or_agent_id(tmp_path: Path, cap
     assert main(["token", "create", *who, "--database-url", url]) == 2
     assert "prickle: invalid_input:" in capsys.readouterr().err
     assert not (tmp_path / "cli.db").exists()
+
+
+def test_serve_refuses_a_table_that_does_not_load_before_it_starts(tmp_path: Path) -> None:
+    broken = json.loads((ROOT / "app/domain/protocol/transitions.json").read_text())
+    broken["moves"][0]["rules"][0]["actor"] = "nobody"
+    path = tmp_path / "transitions.json"
+    path.write_text(json.dumps(broken))
+    url = f"sqlite+aiosqlite:///{tmp_path}/serve.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--port", "0", "--database-url", url],
+        cwd=ROOT,
+        env={**os.environ, "PRICKLE_TRANSITIONS": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "prickle: the transition table: move requested->routed: handoff names unknown actor "
+        "nobody\n"
+    )
+    assert "owner token" not in done.stdout
+    assert not (tmp_path / "serve.db").exists()

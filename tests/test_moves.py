@@ -277,23 +277,28 @@ async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None
     assert accepted.updated_at > task.updated_at
 
 
-# A principal who would be the verb's actor, so that only the state refuses it.
-RIGHT_ACTOR = {
-    "accept_task": CODER,
-    "start_task": CODER,
-    "wait_on": CODER,
-    "return_result": CODER,
-    "hand_back": CODER,
-    "save_checkpoint": CODER,
-    "stop_run": BOB,
-    "resume_run": BOB,
-    "approve_handoff": BOB,
-    "deny_task": BOB,
-    "decide_result": ALICE,
-    "answer": ALICE,
-    "cancel_task": PLANNER,
-    "reroute": PLANNER,
+# The cast's principal for each actor name of the table.
+CAST_AS = {
+    "assignee": CODER,
+    "assignee_owner": BOB,
+    "requester_side": PLANNER,
+    "requester_owner": ALICE,
+    "answerer": ALICE,
 }
+
+
+def _right_actor() -> dict[str, Principal]:
+    """For each verb, a principal who would be its actor (the first rule naming a caller in the
+    table), so that only the state refuses it."""
+    rules = [r for m in table().moves for r in m.rules] + [a.rule for a in table().actions]
+    found: dict[str, Principal] = {}
+    for rule in rules:
+        if rule.actor in CAST_AS:
+            found.setdefault(rule.verb, CAST_AS[rule.actor])
+    return found
+
+
+RIGHT_ACTOR = _right_actor()
 
 
 @pytest.mark.parametrize("position", POSITIONS, ids=position_id)

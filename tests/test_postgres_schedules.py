@@ -15,23 +15,21 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from server import Server
+from factory import PACKET
+from server import Server, connect
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") != "postgres",
     reason="PostgreSQL-only; runs in the PostgreSQL pass (PRICKLE_TEST_BACKEND=postgres)",
 )
 
-PACKET = {"task": "tick", "deliverable_type": "doc", "acceptance_criteria": ["ticked"]}
 SCHEDULES = 10  # enough that a process is mid-transaction at most due instants
 # Each server looks for schedules made by the other at least this often (seconds).
 ENV = {"PRICKLE_SCHEDULER_RECHECK": "0.5"}
 
 
 async def _rows(url: str, query: str) -> list[dict[str, Any]]:
-    import asyncpg
-
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    conn = await connect(url)
     try:
         return [dict(r) for r in await conn.fetch(query)]
     finally:

@@ -13,13 +13,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from factory import PACKET
 from server import Server, persons
 from sqlalchemy import select
 
 from app.storage.store import Store, members
 
 ROUNDS = 40
-PACKET = {"task": "found it", "deliverable_type": "doc", "acceptance_criteria": ["done"]}
 POSTGRES = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") == "postgres"
 
 

@@ -11,13 +11,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from factory import PACKET
 from sqlalchemy import update
 
 from app.domain.clock import parse_rfc3339, rfc3339
 from app.storage.repositories.schedules import schedules
 from app.storage.store import Store
 
-PACKET = {"task": "tick", "deliverable_type": "doc", "acceptance_criteria": ["ticked"]}
 DOWN = timedelta(hours=2)
 
 

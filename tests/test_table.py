@@ -283,6 +283,26 @@ def test_parse_refuses_an_action_that_contradicts_a_move_of_the_same_verb() -> N
         parse(broken)
 
 
+def test_parse_refuses_a_malformed_table_with_a_table_error() -> None:
+    missing = raw()
+    del missing["actions"][0]["states"]
+    with pytest.raises(TableError, match="malformed table: KeyError: 'states'"):
+        parse(missing)
+    one_verb = raw()
+    one_verb["moves"][0]["verbs"] = "handoff"
+    with pytest.raises(TableError, match="the verbs of move requested->routed are not a list"):
+        parse(one_verb)
+
+
+def test_load_refuses_a_file_that_is_absent_or_not_json(tmp_path: Path) -> None:
+    with pytest.raises(TableError, match=r"cannot read the table .*absent\.json"):
+        load(tmp_path / "absent.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(TableError, match=r"cannot read the table .*broken\.json"):
+        load(broken)
+
+
 def test_the_environment_names_another_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

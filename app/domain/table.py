@@ -168,6 +168,14 @@ class Table:
 
 
 def parse(raw: dict[str, Any]) -> Table:
+    """The table in `raw`, validated; TableError if it is malformed or breaks an invariant."""
+    try:
+        return _parse(raw)
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TableError(f"malformed table: {type(error).__name__}: {error}") from error
+
+
+def _parse(raw: dict[str, Any]) -> Table:
     states = {
         s["name"]: State(s["name"], bool(s["terminal"]), s["description"]) for s in raw["states"]
     }
@@ -188,6 +196,8 @@ def parse(raw: dict[str, Any]) -> Table:
 
 def _move(raw: dict[str, Any]) -> Move:
     rules = tuple(_rule(r) for r in raw.get("rules", []))
+    if not isinstance(raw["verbs"], list):
+        raise TypeError(f"the verbs of move {raw['from']}->{raw['to']} are not a list")
     verbs = tuple(raw["verbs"])
     return Move(raw["from"], raw["to"], verbs, raw["actor"], raw.get("note", ""), rules)
 
@@ -299,7 +309,11 @@ def load_json(name: str) -> dict[str, Any]:
 
 def load(path: str | Path) -> Table:
     """The table in a file of the same shape as the packaged copy, validated."""
-    return parse(json.loads(Path(path).read_text()))
+    try:
+        raw = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise TableError(f"cannot read the table {path}: {error}") from error
+    return parse(raw)
 
 
 @cache
