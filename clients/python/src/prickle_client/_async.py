@@ -18,21 +18,40 @@ import httpx
 
 from ._transport import Transport, http_client, ws_url
 from .events import EventStream
+from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
+from .generated.create_token import CreateTokenCreateToken
+from .generated.create_webhook import CreateWebhookCreateWebhook
 from .generated.enums import Decision, TaskState, WaitOn
-from .generated.fragments import EventFields, TaskDetail
+from .generated.erase_agent import EraseAgentEraseAgent
+from .generated.erase_person import ErasePersonErasePerson
+from .generated.fragments import EventFields, ScheduleFields, TaskDetail, WebhookFields
 from .generated.input_types import (
     CapabilityInput,
     CheckpointInput,
+    GateRuleInput,
     HandoffInput,
     PacketInput,
     RequestCapabilityInput,
     ResultInput,
+    ResultRuleInput,
+    ScheduleInput,
     VerdictInput,
+    WebhookInput,
 )
 from .generated.me import MeMe
 from .generated.on_task_events import OnTaskEventsTaskEvents
+from .generated.principal import PrincipalPrincipal
+from .generated.register_agent import RegisterAgentRegisterAgent
+from .generated.revoke_token import RevokeTokenRevokeToken
+from .generated.rotate_webhook_secret import RotateWebhookSecretRotateWebhookSecret
+from .generated.set_gate_rule import SetGateRuleSetGateRule
+from .generated.set_result_rule import SetResultRuleSetResultRule
+from .generated.task_graph import TaskGraphTaskGraph
+from .generated.task_states import TaskStatesTaskStates
 from .generated.tasks import TasksTasks
+from .generated.tokens import TokensTokens
+from .generated.webhook_deliveries import WebhookDeliveriesWebhookDeliveries
 
 T = TypeVar("T")
 Task = TaskDetail
@@ -263,8 +282,8 @@ class AsyncClient:
     # any document
 
     async def execute(self, document: str, variables: dict[str, Any] | None = None) -> Any:
-        """`data` of any GraphQL document (e.g. the owner's administration, which has no
-        method here); errors raise as for the methods. Never retried."""
+        """`data` of any GraphQL document (e.g. a selection of fields of your own); errors
+        raise as for the methods. Never retried."""
         response = await self._api.execute(document, variables=variables)
         return self._api.get_data(response)
 
@@ -335,6 +354,134 @@ class AsyncClient:
         call = partial(self._api.task_events, task_id, project, after, first)
         page = (await self._call(call, True)).task_events
         return [edge.node for edge in page.edges]
+
+    async def task_graph(self, task_id: str, depth: int = 4) -> TaskGraphTaskGraph | None:
+        """The task's graph (parents, subtasks, dependencies) to `depth` hops; None when
+        the task is not visible."""
+        call = partial(self._api.task_graph, task_id, depth)
+        return (await self._call(call, True)).task_graph
+
+    async def task_states(self) -> list[TaskStatesTaskStates]:
+        """Every task state: what it means, whether it is final, where it moves."""
+        return (await self._call(self._api.task_states, True)).task_states
+
+    async def allowed_moves(self) -> list[AllowedMovesAllowedMoves]:
+        """The transition table: each allowed move, its verbs and who may make it."""
+        return (await self._call(self._api.allowed_moves, True)).allowed_moves
+
+    async def principal(self, id: str) -> PrincipalPrincipal | None:
+        """A person or agent by handle or agent id; None when unknown."""
+        return (await self._call(partial(self._api.principal, id), True)).principal
+
+    async def tokens(self) -> list[TokensTokens]:
+        """The caller's tokens (an owner's: its agents' too), never their secrets."""
+        return (await self._call(self._api.tokens, True)).tokens
+
+    async def schedules(self, *, project: str | None = None) -> list[ScheduleFields]:
+        return (await self._call(partial(self._api.schedules, project), True)).schedules
+
+    async def webhooks(self) -> list[WebhookFields]:
+        return (await self._call(self._api.webhooks, True)).webhooks
+
+    async def webhook_deliveries(
+        self, webhook_id: str, *, first: int = 50, after: str | None = None
+    ) -> list[WebhookDeliveriesWebhookDeliveries]:
+        """One page of a webhook's delivery attempts, newest first."""
+        call = partial(self._api.webhook_deliveries, webhook_id, first, after)
+        return (await self._call(call, True)).webhook_deliveries
+
+    # the owner's administration (never retried)
+
+    async def register_agent(
+        self, name: str, capabilities: list[CapabilityInput | Shape] | None = None
+    ) -> RegisterAgentRegisterAgent:
+        """Register an agent of the calling owner: its id and its first token."""
+        given = (
+            None
+            if capabilities is None
+            else [CapabilityInput.model_validate(c) for c in capabilities]
+        )
+        call = partial(self._api.register_agent, name, given)
+        return (await self._call(call, False)).register_agent
+
+    async def set_gate_rule(self, rule: GateRuleInput | Shape) -> SetGateRuleSetGateRule:
+        call = partial(self._api.set_gate_rule, GateRuleInput.model_validate(rule))
+        return (await self._call(call, False)).set_gate_rule
+
+    async def delete_gate_rule(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_gate_rule, id), False)).delete_gate_rule
+
+    async def set_result_rule(self, rule: ResultRuleInput | Shape) -> SetResultRuleSetResultRule:
+        call = partial(self._api.set_result_rule, ResultRuleInput.model_validate(rule))
+        return (await self._call(call, False)).set_result_rule
+
+    async def delete_result_rule(self, id: str) -> bool:
+        call = partial(self._api.delete_result_rule, id)
+        return (await self._call(call, False)).delete_result_rule
+
+    async def add_project_member(self, project: str, handle: str) -> bool:
+        call = partial(self._api.add_project_member, project, handle)
+        return (await self._call(call, False)).add_project_member
+
+    async def remove_project_member(self, project: str, handle: str) -> bool:
+        call = partial(self._api.remove_project_member, project, handle)
+        return (await self._call(call, False)).remove_project_member
+
+    async def create_token(
+        self,
+        *,
+        agent: str | None = None,
+        label: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> CreateTokenCreateToken:
+        """A new token for the caller, or for one of its agents (`agent`)."""
+        call = partial(self._api.create_token, agent, label, expires_in_seconds)
+        return (await self._call(call, False)).create_token
+
+    async def revoke_token(self, id: str) -> RevokeTokenRevokeToken:
+        return (await self._call(partial(self._api.revoke_token, id), False)).revoke_token
+
+    async def create_schedule(self, schedule: ScheduleInput | Shape) -> ScheduleFields:
+        call = partial(self._api.create_schedule, ScheduleInput.model_validate(schedule))
+        return (await self._call(call, False)).create_schedule
+
+    async def update_schedule(self, id: str, schedule: ScheduleInput | Shape) -> ScheduleFields:
+        call = partial(self._api.update_schedule, id, ScheduleInput.model_validate(schedule))
+        return (await self._call(call, False)).update_schedule
+
+    async def pause_schedule(self, id: str) -> ScheduleFields:
+        return (await self._call(partial(self._api.pause_schedule, id), False)).pause_schedule
+
+    async def resume_schedule(self, id: str) -> ScheduleFields:
+        return (await self._call(partial(self._api.resume_schedule, id), False)).resume_schedule
+
+    async def delete_schedule(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_schedule, id), False)).delete_schedule
+
+    async def run_schedule_now(self, id: str) -> Task:
+        """Make the schedule's task now; the task made."""
+        return (await self._call(partial(self._api.run_schedule_now, id), False)).run_schedule_now
+
+    async def erase_agent(self, agent_id: str) -> EraseAgentEraseAgent:
+        return (await self._call(partial(self._api.erase_agent, agent_id), False)).erase_agent
+
+    async def erase_person(self, handle: str) -> ErasePersonErasePerson:
+        return (await self._call(partial(self._api.erase_person, handle), False)).erase_person
+
+    async def create_webhook(self, webhook: WebhookInput | Shape) -> CreateWebhookCreateWebhook:
+        """A webhook and its signing secret (shown this once)."""
+        call = partial(self._api.create_webhook, WebhookInput.model_validate(webhook))
+        return (await self._call(call, False)).create_webhook
+
+    async def delete_webhook(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_webhook, id), False)).delete_webhook
+
+    async def enable_webhook(self, id: str) -> WebhookFields:
+        return (await self._call(partial(self._api.enable_webhook, id), False)).enable_webhook
+
+    async def rotate_webhook_secret(self, id: str) -> RotateWebhookSecretRotateWebhookSecret:
+        call = partial(self._api.rotate_webhook_secret, id)
+        return (await self._call(call, False)).rotate_webhook_secret
 
     def events(
         self,
