@@ -139,7 +139,7 @@ async def test_stdio_two_agents_round_trip(cast: Cast) -> None:
         over_stdio(cast.url, cast.tokens["bob/coder"]) as coder,
     ):
         tools = (await planner.list_tools()).tools
-        assert {tool.name for tool in tools} >= TOOLS
+        assert {tool.name for tool in tools} == TOOLS
         handoff = next(tool for tool in tools if tool.name == "handoff")
         shape = handoff.input_schema["properties"]["packet"]
         assert shape["required"] == ["task", "deliverable_type", "acceptance_criteria"]
@@ -166,7 +166,7 @@ async def test_streamable_http_two_agents_round_trip(cast: Cast, http_mcp: str) 
         over_http(http_mcp, cast.tokens["alice/planner"]) as planner,
         over_http(http_mcp, cast.tokens["bob/coder"]) as coder,
     ):
-        assert {tool.name for tool in (await coder.list_tools()).tools} >= TOOLS
+        assert {tool.name for tool in (await coder.list_tools()).tools} == TOOLS
         task_id = await round_trip(planner, coder)
         other = value(
             await planner.call_tool(
