@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 import httpx
 
 from ._transport import Transport, http_client, ws_url
-from .events import EventStream
+from .events import EventBatchStream, EventStream
 from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
 from .generated.create_token import CreateTokenCreateToken
@@ -493,3 +493,16 @@ class AsyncClient:
     ) -> EventStream:
         """Every event the caller may see, live; reconnects and resumes by itself."""
         return EventStream(self._api, project, task_id, assignee, after)
+
+    def event_batches(
+        self,
+        *,
+        project: str | None = None,
+        task_id: str | None = None,
+        assignee: str | None = None,
+        after: str | None = None,
+        batch_size: int = 100,
+    ) -> EventBatchStream:
+        """`events` in lists of at most `batch_size` (the task_event_batches subscription):
+        a subscriber far behind catches up in full lists; reconnects and resumes alike."""
+        return EventBatchStream(self._api, project, task_id, assignee, after, batch_size=batch_size)
