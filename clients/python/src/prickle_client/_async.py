@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from enum import Enum
 from functools import partial
 from typing import Any, TypeVar, cast
 
 import httpx
+from pydantic import BaseModel, ValidationError
 
 from ._transport import Transport, http_client, ws_url
+from .errors import InvalidInput
 from .events import EventBatchStream, EventStream
 from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
@@ -60,6 +63,25 @@ Principal = MeMe
 TaskPage = TasksTasks
 Shape = Mapping[str, Any]
 RETRIES = 3
+M = TypeVar("M", bound=BaseModel)
+N = TypeVar("N", bound=Enum)
+
+
+def _shape(model: type[M], given: object) -> M:
+    """`given` (the model, or a dict of its shape) as `model`; InvalidInput, as the server
+    would answer, when it does not fit (nothing is sent)."""
+    try:
+        return model.model_validate(given)
+    except ValidationError as error:
+        raise InvalidInput(str(error), {"code": "invalid_input"}) from error
+
+
+def _enum(kind: type[N], given: N | str) -> N:
+    try:
+        return kind(given)
+    except ValueError as error:
+        names = ", ".join(str(member.value) for member in kind)
+        raise InvalidInput(f"{given!r} is none of {names}", {"code": "invalid_input"}) from error
 
 
 class AsyncClient:
@@ -115,7 +137,7 @@ class AsyncClient:
         given = HandoffInput(
             project=project,
             assignee=assignee,
-            packet=PacketInput.model_validate(packet),
+            packet=_shape(PacketInput, packet),
             parent_task_id=parent_task_id,
             display_title=display_title,
             turn_budget=turn_budget,
@@ -140,8 +162,8 @@ class AsyncClient:
         """Hand a task to an agent offering the capability."""
         given = RequestCapabilityInput(
             project=project,
-            capability=CapabilityInput.model_validate(capability),
-            packet=PacketInput.model_validate(packet),
+            capability=_shape(CapabilityInput, capability),
+            packet=_shape(PacketInput, packet),
             parent_task_id=parent_task_id,
             display_title=display_title,
             turn_budget=turn_budget,
@@ -173,7 +195,7 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        wanted = None if capability is None else CapabilityInput.model_validate(capability)
+        wanted = None if capability is None else _shape(CapabilityInput, capability)
         call = partial(self._api.reroute, task_id, assignee, wanted, expected_version)
         return (await self._call(call, False)).reroute
 
@@ -195,7 +217,7 @@ class AsyncClient:
         expected_version: int | None = None,
     ) -> Task:
         """Replace latest_checkpoint (not a move; spends one turn)."""
-        given = CheckpointInput.model_validate(checkpoint)
+        given = _shape(CheckpointInput, checkpoint)
         call = partial(self._api.save_checkpoint, task_id, given, expected_version)
         return (await self._call(call, False)).save_checkpoint
 
@@ -209,7 +231,7 @@ class AsyncClient:
         expected_version: int | None = None,
     ) -> Task:
         """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
-        which = WaitOn(on)
+        which = _enum(WaitOn, on)
         call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
         # The generated client's module names both the WaitOn enum and the WaitOn operation's
         # response model; the call returns the latter.
@@ -240,7 +262,7 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        given = None if checkpoint is None else CheckpointInput.model_validate(checkpoint)
+        given = None if checkpoint is None else _shape(CheckpointInput, checkpoint)
         call = partial(self._api.hand_back, task_id, reason, given, expected_version)
         return (await self._call(call, False)).hand_back
 
@@ -253,7 +275,7 @@ class AsyncClient:
     ) -> Task:
         """Return a result with evidence; the requester's owner's result policy judges it.
         Retried on transport failures only when the result has a `submission_id`."""
-        given = ResultInput.model_validate(result)
+        given = _shape(ResultInput, result)
         call = partial(self._api.return_result, task_id, given, expected_version)
         return (await self._call(call, given.submission_id is not None)).return_result
 
@@ -268,8 +290,8 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        which = Decision(decision)
-        given = None if verdicts is None else [VerdictInput.model_validate(v) for v in verdicts]
+        which = _enum(Decision, decision)
+        given = None if verdicts is None else [_shape(VerdictInput, v) for v in verdicts]
         call = partial(self._api.decide_result, task_id, which, given, reason, expected_version)
         return (await self._call(call, False)).decide_result
 
@@ -308,7 +330,7 @@ class AsyncClient:
         after: str | None = None,
     ) -> TaskPage:
         """One page of visible tasks, oldest first (`page_info.end_cursor` for the next)."""
-        which = None if state is None else TaskState(state)
+        which = None if state is None else _enum(TaskState, state)
         call = partial(
             self._api.tasks, project, which, assignee, requester, parent_task_id, first, after
         )
@@ -396,23 +418,19 @@ class AsyncClient:
         self, name: str, capabilities: list[CapabilityInput | Shape] | None = None
     ) -> RegisterAgentRegisterAgent:
         """Register an agent of the calling owner: its id and its first token."""
-        given = (
-            None
-            if capabilities is None
-            else [CapabilityInput.model_validate(c) for c in capabilities]
-        )
+        given = None if capabilities is None else [_shape(CapabilityInput, c) for c in capabilities]
         call = partial(self._api.register_agent, name, given)
         return (await self._call(call, False)).register_agent
 
     async def set_gate_rule(self, rule: GateRuleInput | Shape) -> SetGateRuleSetGateRule:
-        call = partial(self._api.set_gate_rule, GateRuleInput.model_validate(rule))
+        call = partial(self._api.set_gate_rule, _shape(GateRuleInput, rule))
         return (await self._call(call, False)).set_gate_rule
 
     async def delete_gate_rule(self, id: str) -> bool:
         return (await self._call(partial(self._api.delete_gate_rule, id), False)).delete_gate_rule
 
     async def set_result_rule(self, rule: ResultRuleInput | Shape) -> SetResultRuleSetResultRule:
-        call = partial(self._api.set_result_rule, ResultRuleInput.model_validate(rule))
+        call = partial(self._api.set_result_rule, _shape(ResultRuleInput, rule))
         return (await self._call(call, False)).set_result_rule
 
     async def delete_result_rule(self, id: str) -> bool:
@@ -442,11 +460,11 @@ class AsyncClient:
         return (await self._call(partial(self._api.revoke_token, id), False)).revoke_token
 
     async def create_schedule(self, schedule: ScheduleInput | Shape) -> ScheduleFields:
-        call = partial(self._api.create_schedule, ScheduleInput.model_validate(schedule))
+        call = partial(self._api.create_schedule, _shape(ScheduleInput, schedule))
         return (await self._call(call, False)).create_schedule
 
     async def update_schedule(self, id: str, schedule: ScheduleInput | Shape) -> ScheduleFields:
-        call = partial(self._api.update_schedule, id, ScheduleInput.model_validate(schedule))
+        call = partial(self._api.update_schedule, id, _shape(ScheduleInput, schedule))
         return (await self._call(call, False)).update_schedule
 
     async def pause_schedule(self, id: str) -> ScheduleFields:
@@ -470,7 +488,7 @@ class AsyncClient:
 
     async def create_webhook(self, webhook: WebhookInput | Shape) -> CreateWebhookCreateWebhook:
         """A webhook and its signing secret (shown this once)."""
-        call = partial(self._api.create_webhook, WebhookInput.model_validate(webhook))
+        call = partial(self._api.create_webhook, _shape(WebhookInput, webhook))
         return (await self._call(call, False)).create_webhook
 
     async def delete_webhook(self, id: str) -> bool:
