@@ -130,3 +130,61 @@ async def test_the_async_client_is_the_same_api(cast: Cast) -> None:
         task = await planner.handoff("apps", "bob/coder", packet())
         assert (await planner.task(task.id)) is not None
         assert [t.id async for t in planner.tasks(project="apps", state="routed")][-1] == task.id
+
+
+def test_queries_task_graph_task_states_allowed_moves_and_principal(
+    planner: Client, alice: Client
+) -> None:
+    parent = planner.handoff("graph", "bob/coder", packet())
+    graph = planner.task_graph(parent.id, depth=2)
+    assert graph is not None and graph.root_id == parent.id
+    assert [t.id for t in graph.tasks] == [parent.id] and not graph.truncated
+    assert planner.task_graph("no-such-task") is None
+    states = {s.name: s for s in planner.task_states()}
+    assert states[TaskState.completed].terminal and not states[TaskState.routed].terminal
+    moves = planner.allowed_moves()
+    assert any(m.from_ is TaskState.routed and "accept_task" in m.verbs for m in moves)
+    found = alice.principal("alice/planner")
+    assert found is not None and (found.kind, found.owner) == ("agent", "alice")
+    assert alice.principal("nobody-at-all") is None
+
+
+def test_the_owners_administration(cast: Cast, planner: Client, alice: Client) -> None:
+    made = alice.register_agent("clerk", [{"kind": "repo", "name": "ledger"}])
+    assert made.agent_id == "alice/clerk" and made.token
+    extra = alice.create_token(agent="alice/clerk", label="spare")
+    assert extra.token_info.principal == "alice/clerk" and extra.token_info.label == "spare"
+    assert extra.token_info.id in [t.id for t in alice.tokens()]
+    assert alice.revoke_token(extra.token_info.id).revoked_at is not None
+    rule = alice.set_gate_rule({"effect": "deny", "project": "closed", "priority": 5})
+    assert alice.delete_gate_rule(rule.id) is True
+    policy = alice.set_result_rule({"policy": "require_approval", "project": "closed"})
+    assert alice.delete_result_rule(policy.id) is True
+    planner.handoff("shared", "bob/coder", packet())  # the project, administered by alice
+    assert alice.add_project_member("shared", "carol") is True
+    assert alice.remove_project_member("shared", "carol") is True
+
+    schedule = alice.create_schedule(
+        {"project": "timed", "assignee": "alice/clerk", "packet": packet(), "every_seconds": 3600}
+    )
+    assert [s.id for s in alice.schedules(project="timed")] == [schedule.id]
+    assert alice.pause_schedule(schedule.id).paused
+    assert not alice.resume_schedule(schedule.id).paused
+    changed = {"project": "timed", "assignee": "alice/clerk", "packet": packet()}
+    assert alice.update_schedule(schedule.id, {**changed, "every_seconds": 7200}).every_seconds
+    ran = alice.run_schedule_now(schedule.id)
+    assert (ran.project, ran.assignee) == ("timed", "alice/clerk")
+    assert alice.delete_schedule(schedule.id) is True
+
+    hook = alice.create_webhook({"url": "https://1.1.1.1/prickle", "project": "quiet"})
+    assert hook.secret and hook.webhook.id in [w.id for w in alice.webhooks()]
+    assert alice.enable_webhook(hook.webhook.id).enabled
+    assert alice.rotate_webhook_secret(hook.webhook.id).secret != hook.secret
+    assert alice.webhook_deliveries(hook.webhook.id) == []
+    assert alice.delete_webhook(hook.webhook.id) is True
+
+    alice.cancel_task(ran.id)
+    erased = alice.erase_agent("alice/clerk")
+    assert erased.principal == "alice/clerk" and erased.tokens_revoked >= 1
+    with Client(cast.url, cast.server.token("dora")) as dora:
+        assert dora.erase_person("dora").principal == "dora"

@@ -62,6 +62,18 @@ def test_invalid_input(planner: Client) -> None:
         planner.handoff("apps", "bob/coder", packet(acceptance_criteria=[]))
 
 
+def test_invalid_input_found_before_sending(planner: Client, coder: Client) -> None:
+    task = planner.handoff("apps", "bob/coder", packet())
+    with pytest.raises(InvalidInput):
+        planner.handoff("apps", "bob/coder", {"task": "no deliverable_type, no criteria"})
+    with pytest.raises(InvalidInput):
+        coder.wait_on(task.id, "someone")
+    with pytest.raises(InvalidInput):
+        next(iter(planner.tasks(state="nonsense")))
+    after = planner.task(task.id)
+    assert after is not None and after.version == task.version  # nothing was sent
+
+
 def test_unauthenticated(cast: Cast) -> None:
     with Client(cast.url, "not-a-token") as stranger, pytest.raises(Unauthenticated):
         stranger.me()

@@ -66,3 +66,38 @@ async def test_the_stream_resumes_after_a_restart(restartable: Server) -> None:
     seqs = [event.seq for event in received]
     assert seqs == logged and len(set(seqs)) == len(seqs)
     assert stream.reconnections >= 1 and stream.cursor == received[-1].cursor
+
+
+async def test_batches_catch_up_in_lists_and_resume_after_a_restart(
+    restartable: Server,
+) -> None:
+    server = restartable
+    token = server.owner_token
+    server.register(token, "worker")
+    batches: list[list[Event]] = []
+    received: list[Event] = []
+    async with AsyncClient(server.url, token) as owner:
+        for _ in range(3):  # before the subscription: caught up in lists of two
+            await owner.handoff("batched", "admin/worker", packet())
+        stream = owner.event_batches(project="batched", after="0", batch_size=2)
+
+        async def follow() -> None:
+            async for batch in stream:
+                batches.append(batch)
+                received.extend(batch)
+
+        follower = asyncio.create_task(follow())
+        await wait_for(received, len(await all_events(owner, "batched")))
+        server.stop()
+        await asyncio.sleep(0.5)  # the stream is now reconnecting
+        await asyncio.to_thread(server.start, "--rate-limit", "0")
+        for _ in range(2):
+            await owner.handoff("batched", "admin/worker", packet())
+        logged = await all_events(owner, "batched")
+        await wait_for(received, len(logged))
+        await asyncio.sleep(0.5)  # nothing more comes
+        follower.cancel()
+
+    assert [event.seq for event in received] == logged
+    assert all(1 <= len(batch) <= 2 for batch in batches) and len(batches[0]) == 2
+    assert stream.reconnections >= 1 and stream.cursor == received[-1].cursor

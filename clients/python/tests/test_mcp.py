@@ -139,7 +139,7 @@ async def test_stdio_two_agents_round_trip(cast: Cast) -> None:
         over_stdio(cast.url, cast.tokens["bob/coder"]) as coder,
     ):
         tools = (await planner.list_tools()).tools
-        assert {tool.name for tool in tools} >= TOOLS
+        assert {tool.name for tool in tools} == TOOLS
         handoff = next(tool for tool in tools if tool.name == "handoff")
         shape = handoff.input_schema["properties"]["packet"]
         assert shape["required"] == ["task", "deliverable_type", "acceptance_criteria"]
@@ -166,7 +166,7 @@ async def test_streamable_http_two_agents_round_trip(cast: Cast, http_mcp: str) 
         over_http(http_mcp, cast.tokens["alice/planner"]) as planner,
         over_http(http_mcp, cast.tokens["bob/coder"]) as coder,
     ):
-        assert {tool.name for tool in (await coder.list_tools()).tools} >= TOOLS
+        assert {tool.name for tool in (await coder.list_tools()).tools} == TOOLS
         task_id = await round_trip(planner, coder)
         other = value(
             await planner.call_tool(
@@ -187,3 +187,34 @@ async def test_a_tool_error_for_bad_input_says_what_to_fix(cast: Cast) -> None:
             {"project": "mcp", "assignee": "bob/coder", "packet": packet(acceptance_criteria=[])},
         )
         assert error_text(called).startswith("invalid_input:")
+
+
+async def test_wait_on_hand_back_and_cancel_task_by_tool_calls(cast: Cast, http_mcp: str) -> None:
+    async with (
+        over_http(http_mcp, cast.tokens["alice/planner"]) as planner,
+        over_http(http_mcp, cast.tokens["bob/coder"]) as coder,
+    ):
+        tools = {tool.name: tool for tool in (await coder.list_tools()).tools}
+        checkpoint = tools["save_checkpoint"].input_schema["properties"]["checkpoint"]
+        assert checkpoint["required"] == ["progress"]
+        returned = tools["return_result"].input_schema["properties"]["result"]
+        assert {"summary", "evidence", "provenance"} <= set(returned["required"])
+
+        async def handed() -> str:
+            task = {"project": "mcp", "assignee": "bob/coder", "packet": packet()}
+            return str(value(await planner.call_tool("handoff", task))["id"])
+
+        waiting, back, called_off = await handed(), await handed(), await handed()
+        await coder.call_tool("accept_task", {"task_id": waiting})
+        await coder.call_tool("start_task", {"task_id": waiting})
+        asked = {"task_id": waiting, "on": "human", "question": "Which port?"}
+        paused = value(await coder.call_tool("wait_on", asked))
+        assert paused["state"] == "waiting" and paused["waiting_on"] == "human"
+
+        reason = {"task_id": back, "reason": "not mine", "checkpoint": {"progress": "read it"}}
+        assert value(await coder.call_tool("hand_back", reason))["state"] == "returned"
+
+        cancelled = value(await planner.call_tool("cancel_task", {"task_id": called_off}))
+        assert cancelled["state"] == "cancelled" and cancelled["allowed_verbs"] == []
+        refused = await coder.call_tool("cancel_task", {"task_id": waiting})
+        assert error_text(refused).startswith("forbidden:")

@@ -26,7 +26,7 @@ from .errors import (
     TurnBudgetExhausted,
     Unauthenticated,
 )
-from .events import EventStream
+from .events import EventBatchStream, EventStream
 from .generated.enums import Decision, Provenance, TaskState, WaitOn
 from .generated.input_types import CheckpointInput, EvidenceInput, PacketInput, ResultInput
 
@@ -37,6 +37,7 @@ __all__ = [
     "Conflict",
     "Decision",
     "Event",
+    "EventBatchStream",
     "EventStream",
     "EvidenceInput",
     "Forbidden",

@@ -11,28 +11,50 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from enum import Enum
 from functools import partial
 from typing import Any, TypeVar, cast
 
 import httpx
+from pydantic import BaseModel, ValidationError
 
 from ._transport import Transport, http_client, ws_url
-from .events import EventStream
+from .errors import InvalidInput
+from .events import EventBatchStream, EventStream
+from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
+from .generated.create_token import CreateTokenCreateToken
+from .generated.create_webhook import CreateWebhookCreateWebhook
 from .generated.enums import Decision, TaskState, WaitOn
-from .generated.fragments import EventFields, TaskDetail
+from .generated.erase_agent import EraseAgentEraseAgent
+from .generated.erase_person import ErasePersonErasePerson
+from .generated.fragments import EventFields, ScheduleFields, TaskDetail, WebhookFields
 from .generated.input_types import (
     CapabilityInput,
     CheckpointInput,
+    GateRuleInput,
     HandoffInput,
     PacketInput,
     RequestCapabilityInput,
     ResultInput,
+    ResultRuleInput,
+    ScheduleInput,
     VerdictInput,
+    WebhookInput,
 )
 from .generated.me import MeMe
 from .generated.on_task_events import OnTaskEventsTaskEvents
+from .generated.principal import PrincipalPrincipal
+from .generated.register_agent import RegisterAgentRegisterAgent
+from .generated.revoke_token import RevokeTokenRevokeToken
+from .generated.rotate_webhook_secret import RotateWebhookSecretRotateWebhookSecret
+from .generated.set_gate_rule import SetGateRuleSetGateRule
+from .generated.set_result_rule import SetResultRuleSetResultRule
+from .generated.task_graph import TaskGraphTaskGraph
+from .generated.task_states import TaskStatesTaskStates
 from .generated.tasks import TasksTasks
+from .generated.tokens import TokensTokens
+from .generated.webhook_deliveries import WebhookDeliveriesWebhookDeliveries
 
 T = TypeVar("T")
 Task = TaskDetail
@@ -41,6 +63,25 @@ Principal = MeMe
 TaskPage = TasksTasks
 Shape = Mapping[str, Any]
 RETRIES = 3
+M = TypeVar("M", bound=BaseModel)
+N = TypeVar("N", bound=Enum)
+
+
+def _shape(model: type[M], given: object) -> M:
+    """`given` (the model, or a dict of its shape) as `model`; InvalidInput, as the server
+    would answer, when it does not fit (nothing is sent)."""
+    try:
+        return model.model_validate(given)
+    except ValidationError as error:
+        raise InvalidInput(str(error), {"code": "invalid_input"}) from error
+
+
+def _enum(kind: type[N], given: N | str) -> N:
+    try:
+        return kind(given)
+    except ValueError as error:
+        names = ", ".join(str(member.value) for member in kind)
+        raise InvalidInput(f"{given!r} is none of {names}", {"code": "invalid_input"}) from error
 
 
 class AsyncClient:
@@ -96,7 +137,7 @@ class AsyncClient:
         given = HandoffInput(
             project=project,
             assignee=assignee,
-            packet=PacketInput.model_validate(packet),
+            packet=_shape(PacketInput, packet),
             parent_task_id=parent_task_id,
             display_title=display_title,
             turn_budget=turn_budget,
@@ -121,8 +162,8 @@ class AsyncClient:
         """Hand a task to an agent offering the capability."""
         given = RequestCapabilityInput(
             project=project,
-            capability=CapabilityInput.model_validate(capability),
-            packet=PacketInput.model_validate(packet),
+            capability=_shape(CapabilityInput, capability),
+            packet=_shape(PacketInput, packet),
             parent_task_id=parent_task_id,
             display_title=display_title,
             turn_budget=turn_budget,
@@ -154,7 +195,7 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        wanted = None if capability is None else CapabilityInput.model_validate(capability)
+        wanted = None if capability is None else _shape(CapabilityInput, capability)
         call = partial(self._api.reroute, task_id, assignee, wanted, expected_version)
         return (await self._call(call, False)).reroute
 
@@ -176,7 +217,7 @@ class AsyncClient:
         expected_version: int | None = None,
     ) -> Task:
         """Replace latest_checkpoint (not a move; spends one turn)."""
-        given = CheckpointInput.model_validate(checkpoint)
+        given = _shape(CheckpointInput, checkpoint)
         call = partial(self._api.save_checkpoint, task_id, given, expected_version)
         return (await self._call(call, False)).save_checkpoint
 
@@ -190,7 +231,7 @@ class AsyncClient:
         expected_version: int | None = None,
     ) -> Task:
         """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
-        which = WaitOn(on)
+        which = _enum(WaitOn, on)
         call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
         # The generated client's module names both the WaitOn enum and the WaitOn operation's
         # response model; the call returns the latter.
@@ -221,7 +262,7 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        given = None if checkpoint is None else CheckpointInput.model_validate(checkpoint)
+        given = None if checkpoint is None else _shape(CheckpointInput, checkpoint)
         call = partial(self._api.hand_back, task_id, reason, given, expected_version)
         return (await self._call(call, False)).hand_back
 
@@ -234,7 +275,7 @@ class AsyncClient:
     ) -> Task:
         """Return a result with evidence; the requester's owner's result policy judges it.
         Retried on transport failures only when the result has a `submission_id`."""
-        given = ResultInput.model_validate(result)
+        given = _shape(ResultInput, result)
         call = partial(self._api.return_result, task_id, given, expected_version)
         return (await self._call(call, given.submission_id is not None)).return_result
 
@@ -249,8 +290,8 @@ class AsyncClient:
         *,
         expected_version: int | None = None,
     ) -> Task:
-        which = Decision(decision)
-        given = None if verdicts is None else [VerdictInput.model_validate(v) for v in verdicts]
+        which = _enum(Decision, decision)
+        given = None if verdicts is None else [_shape(VerdictInput, v) for v in verdicts]
         call = partial(self._api.decide_result, task_id, which, given, reason, expected_version)
         return (await self._call(call, False)).decide_result
 
@@ -263,8 +304,8 @@ class AsyncClient:
     # any document
 
     async def execute(self, document: str, variables: dict[str, Any] | None = None) -> Any:
-        """`data` of any GraphQL document (e.g. the owner's administration, which has no
-        method here); errors raise as for the methods. Never retried."""
+        """`data` of any GraphQL document (e.g. a selection of fields of your own); errors
+        raise as for the methods. Never retried."""
         response = await self._api.execute(document, variables=variables)
         return self._api.get_data(response)
 
@@ -289,7 +330,7 @@ class AsyncClient:
         after: str | None = None,
     ) -> TaskPage:
         """One page of visible tasks, oldest first (`page_info.end_cursor` for the next)."""
-        which = None if state is None else TaskState(state)
+        which = None if state is None else _enum(TaskState, state)
         call = partial(
             self._api.tasks, project, which, assignee, requester, parent_task_id, first, after
         )
@@ -336,6 +377,130 @@ class AsyncClient:
         page = (await self._call(call, True)).task_events
         return [edge.node for edge in page.edges]
 
+    async def task_graph(self, task_id: str, depth: int = 4) -> TaskGraphTaskGraph | None:
+        """The task's graph (parents, subtasks, dependencies) to `depth` hops; None when
+        the task is not visible."""
+        call = partial(self._api.task_graph, task_id, depth)
+        return (await self._call(call, True)).task_graph
+
+    async def task_states(self) -> list[TaskStatesTaskStates]:
+        """Every task state: what it means, whether it is final, where it moves."""
+        return (await self._call(self._api.task_states, True)).task_states
+
+    async def allowed_moves(self) -> list[AllowedMovesAllowedMoves]:
+        """The transition table: each allowed move, its verbs and who may make it."""
+        return (await self._call(self._api.allowed_moves, True)).allowed_moves
+
+    async def principal(self, id: str) -> PrincipalPrincipal | None:
+        """A person or agent by handle or agent id; None when unknown."""
+        return (await self._call(partial(self._api.principal, id), True)).principal
+
+    async def tokens(self) -> list[TokensTokens]:
+        """The caller's tokens (an owner's: its agents' too), never their secrets."""
+        return (await self._call(self._api.tokens, True)).tokens
+
+    async def schedules(self, *, project: str | None = None) -> list[ScheduleFields]:
+        return (await self._call(partial(self._api.schedules, project), True)).schedules
+
+    async def webhooks(self) -> list[WebhookFields]:
+        return (await self._call(self._api.webhooks, True)).webhooks
+
+    async def webhook_deliveries(
+        self, webhook_id: str, *, first: int = 50, after: str | None = None
+    ) -> list[WebhookDeliveriesWebhookDeliveries]:
+        """One page of a webhook's delivery attempts, newest first."""
+        call = partial(self._api.webhook_deliveries, webhook_id, first, after)
+        return (await self._call(call, True)).webhook_deliveries
+
+    # the owner's administration (never retried)
+
+    async def register_agent(
+        self, name: str, capabilities: list[CapabilityInput | Shape] | None = None
+    ) -> RegisterAgentRegisterAgent:
+        """Register an agent of the calling owner: its id and its first token."""
+        given = None if capabilities is None else [_shape(CapabilityInput, c) for c in capabilities]
+        call = partial(self._api.register_agent, name, given)
+        return (await self._call(call, False)).register_agent
+
+    async def set_gate_rule(self, rule: GateRuleInput | Shape) -> SetGateRuleSetGateRule:
+        call = partial(self._api.set_gate_rule, _shape(GateRuleInput, rule))
+        return (await self._call(call, False)).set_gate_rule
+
+    async def delete_gate_rule(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_gate_rule, id), False)).delete_gate_rule
+
+    async def set_result_rule(self, rule: ResultRuleInput | Shape) -> SetResultRuleSetResultRule:
+        call = partial(self._api.set_result_rule, _shape(ResultRuleInput, rule))
+        return (await self._call(call, False)).set_result_rule
+
+    async def delete_result_rule(self, id: str) -> bool:
+        call = partial(self._api.delete_result_rule, id)
+        return (await self._call(call, False)).delete_result_rule
+
+    async def add_project_member(self, project: str, handle: str) -> bool:
+        call = partial(self._api.add_project_member, project, handle)
+        return (await self._call(call, False)).add_project_member
+
+    async def remove_project_member(self, project: str, handle: str) -> bool:
+        call = partial(self._api.remove_project_member, project, handle)
+        return (await self._call(call, False)).remove_project_member
+
+    async def create_token(
+        self,
+        *,
+        agent: str | None = None,
+        label: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> CreateTokenCreateToken:
+        """A new token for the caller, or for one of its agents (`agent`)."""
+        call = partial(self._api.create_token, agent, label, expires_in_seconds)
+        return (await self._call(call, False)).create_token
+
+    async def revoke_token(self, id: str) -> RevokeTokenRevokeToken:
+        return (await self._call(partial(self._api.revoke_token, id), False)).revoke_token
+
+    async def create_schedule(self, schedule: ScheduleInput | Shape) -> ScheduleFields:
+        call = partial(self._api.create_schedule, _shape(ScheduleInput, schedule))
+        return (await self._call(call, False)).create_schedule
+
+    async def update_schedule(self, id: str, schedule: ScheduleInput | Shape) -> ScheduleFields:
+        call = partial(self._api.update_schedule, id, _shape(ScheduleInput, schedule))
+        return (await self._call(call, False)).update_schedule
+
+    async def pause_schedule(self, id: str) -> ScheduleFields:
+        return (await self._call(partial(self._api.pause_schedule, id), False)).pause_schedule
+
+    async def resume_schedule(self, id: str) -> ScheduleFields:
+        return (await self._call(partial(self._api.resume_schedule, id), False)).resume_schedule
+
+    async def delete_schedule(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_schedule, id), False)).delete_schedule
+
+    async def run_schedule_now(self, id: str) -> Task:
+        """Make the schedule's task now; the task made."""
+        return (await self._call(partial(self._api.run_schedule_now, id), False)).run_schedule_now
+
+    async def erase_agent(self, agent_id: str) -> EraseAgentEraseAgent:
+        return (await self._call(partial(self._api.erase_agent, agent_id), False)).erase_agent
+
+    async def erase_person(self, handle: str) -> ErasePersonErasePerson:
+        return (await self._call(partial(self._api.erase_person, handle), False)).erase_person
+
+    async def create_webhook(self, webhook: WebhookInput | Shape) -> CreateWebhookCreateWebhook:
+        """A webhook and its signing secret (shown this once)."""
+        call = partial(self._api.create_webhook, _shape(WebhookInput, webhook))
+        return (await self._call(call, False)).create_webhook
+
+    async def delete_webhook(self, id: str) -> bool:
+        return (await self._call(partial(self._api.delete_webhook, id), False)).delete_webhook
+
+    async def enable_webhook(self, id: str) -> WebhookFields:
+        return (await self._call(partial(self._api.enable_webhook, id), False)).enable_webhook
+
+    async def rotate_webhook_secret(self, id: str) -> RotateWebhookSecretRotateWebhookSecret:
+        call = partial(self._api.rotate_webhook_secret, id)
+        return (await self._call(call, False)).rotate_webhook_secret
+
     def events(
         self,
         *,
@@ -346,3 +511,16 @@ class AsyncClient:
     ) -> EventStream:
         """Every event the caller may see, live; reconnects and resumes by itself."""
         return EventStream(self._api, project, task_id, assignee, after)
+
+    def event_batches(
+        self,
+        *,
+        project: str | None = None,
+        task_id: str | None = None,
+        assignee: str | None = None,
+        after: str | None = None,
+        batch_size: int = 100,
+    ) -> EventBatchStream:
+        """`events` in lists of at most `batch_size` (the task_event_batches subscription):
+        a subscriber far behind catches up in full lists; reconnects and resumes alike."""
+        return EventBatchStream(self._api, project, task_id, assignee, after, batch_size=batch_size)

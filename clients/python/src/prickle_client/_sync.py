@@ -7,9 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from .generated.allowed_moves import AllowedMovesAllowedMoves
+from .generated.create_token import CreateTokenCreateToken
+from .generated.create_webhook import CreateWebhookCreateWebhook
 from .generated.enums import Decision, TaskState, WaitOn
-from .generated.fragments import EventFields
-from .generated.input_types import CapabilityInput, CheckpointInput, PacketInput, ResultInput, VerdictInput
+from .generated.erase_agent import EraseAgentEraseAgent
+from .generated.erase_person import ErasePersonErasePerson
+from .generated.fragments import EventFields, ScheduleFields, WebhookFields
+from .generated.input_types import CapabilityInput, CheckpointInput, GateRuleInput, PacketInput, ResultInput, ResultRuleInput, ScheduleInput, VerdictInput, WebhookInput
+from .generated.principal import PrincipalPrincipal
+from .generated.register_agent import RegisterAgentRegisterAgent
+from .generated.revoke_token import RevokeTokenRevokeToken
+from .generated.rotate_webhook_secret import RotateWebhookSecretRotateWebhookSecret
+from .generated.set_gate_rule import SetGateRuleSetGateRule
+from .generated.set_result_rule import SetResultRuleSetResultRule
+from .generated.task_graph import TaskGraphTaskGraph
+from .generated.task_states import TaskStatesTaskStates
+from .generated.tokens import TokensTokens
+from .generated.webhook_deliveries import WebhookDeliveriesWebhookDeliveries
 from ._async import Principal, Shape, Task, TaskPage
 from ._sync_base import SyncBase
 
@@ -187,8 +202,8 @@ class Client(SyncBase):
         document: str,
         variables: dict[str, Any] | None = None,
     ) -> Any:
-        """`data` of any GraphQL document (e.g. the owner's administration, which has no
-        method here); errors raise as for the methods. Never retried.
+        """`data` of any GraphQL document (e.g. a selection of fields of your own); errors
+        raise as for the methods. Never retried.
         """
         return self._run(self._client.execute(document, variables))
 
@@ -241,3 +256,197 @@ class Client(SyncBase):
     ) -> list[EventFields]:
         """One page of the history of visible tasks, oldest first."""
         return self._run(self._client.task_events(task_id=task_id, project=project, after=after, first=first))
+
+    def task_graph(
+        self,
+        task_id: str,
+        depth: int = 4,
+    ) -> TaskGraphTaskGraph | None:
+        """The task's graph (parents, subtasks, dependencies) to `depth` hops; None when
+        the task is not visible.
+        """
+        return self._run(self._client.task_graph(task_id, depth))
+
+    def task_states(
+        self,
+    ) -> list[TaskStatesTaskStates]:
+        """Every task state: what it means, whether it is final, where it moves."""
+        return self._run(self._client.task_states())
+
+    def allowed_moves(
+        self,
+    ) -> list[AllowedMovesAllowedMoves]:
+        """The transition table: each allowed move, its verbs and who may make it."""
+        return self._run(self._client.allowed_moves())
+
+    def principal(
+        self,
+        id: str,
+    ) -> PrincipalPrincipal | None:
+        """A person or agent by handle or agent id; None when unknown."""
+        return self._run(self._client.principal(id))
+
+    def tokens(
+        self,
+    ) -> list[TokensTokens]:
+        """The caller's tokens (an owner's: its agents' too), never their secrets."""
+        return self._run(self._client.tokens())
+
+    def schedules(
+        self,
+        *,
+        project: str | None = None,
+    ) -> list[ScheduleFields]:
+        return self._run(self._client.schedules(project=project))
+
+    def webhooks(
+        self,
+    ) -> list[WebhookFields]:
+        return self._run(self._client.webhooks())
+
+    def webhook_deliveries(
+        self,
+        webhook_id: str,
+        *,
+        first: int = 50,
+        after: str | None = None,
+    ) -> list[WebhookDeliveriesWebhookDeliveries]:
+        """One page of a webhook's delivery attempts, newest first."""
+        return self._run(self._client.webhook_deliveries(webhook_id, first=first, after=after))
+
+    def register_agent(
+        self,
+        name: str,
+        capabilities: list[CapabilityInput | Shape] | None = None,
+    ) -> RegisterAgentRegisterAgent:
+        """Register an agent of the calling owner: its id and its first token."""
+        return self._run(self._client.register_agent(name, capabilities))
+
+    def set_gate_rule(
+        self,
+        rule: GateRuleInput | Shape,
+    ) -> SetGateRuleSetGateRule:
+        return self._run(self._client.set_gate_rule(rule))
+
+    def delete_gate_rule(
+        self,
+        id: str,
+    ) -> bool:
+        return self._run(self._client.delete_gate_rule(id))
+
+    def set_result_rule(
+        self,
+        rule: ResultRuleInput | Shape,
+    ) -> SetResultRuleSetResultRule:
+        return self._run(self._client.set_result_rule(rule))
+
+    def delete_result_rule(
+        self,
+        id: str,
+    ) -> bool:
+        return self._run(self._client.delete_result_rule(id))
+
+    def add_project_member(
+        self,
+        project: str,
+        handle: str,
+    ) -> bool:
+        return self._run(self._client.add_project_member(project, handle))
+
+    def remove_project_member(
+        self,
+        project: str,
+        handle: str,
+    ) -> bool:
+        return self._run(self._client.remove_project_member(project, handle))
+
+    def create_token(
+        self,
+        *,
+        agent: str | None = None,
+        label: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> CreateTokenCreateToken:
+        """A new token for the caller, or for one of its agents (`agent`)."""
+        return self._run(self._client.create_token(agent=agent, label=label, expires_in_seconds=expires_in_seconds))
+
+    def revoke_token(
+        self,
+        id: str,
+    ) -> RevokeTokenRevokeToken:
+        return self._run(self._client.revoke_token(id))
+
+    def create_schedule(
+        self,
+        schedule: ScheduleInput | Shape,
+    ) -> ScheduleFields:
+        return self._run(self._client.create_schedule(schedule))
+
+    def update_schedule(
+        self,
+        id: str,
+        schedule: ScheduleInput | Shape,
+    ) -> ScheduleFields:
+        return self._run(self._client.update_schedule(id, schedule))
+
+    def pause_schedule(
+        self,
+        id: str,
+    ) -> ScheduleFields:
+        return self._run(self._client.pause_schedule(id))
+
+    def resume_schedule(
+        self,
+        id: str,
+    ) -> ScheduleFields:
+        return self._run(self._client.resume_schedule(id))
+
+    def delete_schedule(
+        self,
+        id: str,
+    ) -> bool:
+        return self._run(self._client.delete_schedule(id))
+
+    def run_schedule_now(
+        self,
+        id: str,
+    ) -> Task:
+        """Make the schedule's task now; the task made."""
+        return self._run(self._client.run_schedule_now(id))
+
+    def erase_agent(
+        self,
+        agent_id: str,
+    ) -> EraseAgentEraseAgent:
+        return self._run(self._client.erase_agent(agent_id))
+
+    def erase_person(
+        self,
+        handle: str,
+    ) -> ErasePersonErasePerson:
+        return self._run(self._client.erase_person(handle))
+
+    def create_webhook(
+        self,
+        webhook: WebhookInput | Shape,
+    ) -> CreateWebhookCreateWebhook:
+        """A webhook and its signing secret (shown this once)."""
+        return self._run(self._client.create_webhook(webhook))
+
+    def delete_webhook(
+        self,
+        id: str,
+    ) -> bool:
+        return self._run(self._client.delete_webhook(id))
+
+    def enable_webhook(
+        self,
+        id: str,
+    ) -> WebhookFields:
+        return self._run(self._client.enable_webhook(id))
+
+    def rotate_webhook_secret(
+        self,
+        id: str,
+    ) -> RotateWebhookSecretRotateWebhookSecret:
+        return self._run(self._client.rotate_webhook_secret(id))

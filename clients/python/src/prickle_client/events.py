@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Generic, Protocol, TypeVar
 
 import httpx
 from websockets.exceptions import ConnectionClosedError, InvalidHandshake, InvalidStatus
@@ -20,6 +21,7 @@ from websockets.exceptions import ConnectionClosedError, InvalidHandshake, Inval
 from ._transport import Transport, subscription_error
 from .errors import PrickleError, RateLimited, Unauthenticated
 from .generated.exceptions import GraphQLClientError, GraphQLClientGraphQLMultiError
+from .generated.on_task_event_batches import OnTaskEventBatchesTaskEventBatches
 from .generated.on_task_events import OnTaskEventsTaskEvents
 
 FIRST_DELAY = 0.1
@@ -27,8 +29,19 @@ LONGEST_DELAY = 5.0
 REFUSED_CLOSES = {4401, 4403}  # the token was refused or revoked
 
 
-class EventStream:
-    """`async for event in client.events(project=...)`; `cursor` is the last one yielded."""
+class _Event(Protocol):
+    @property
+    def cursor(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+
+
+Item = TypeVar("Item")
+E = TypeVar("E", bound=_Event)
+
+
+class _Resuming(Generic[Item]):
+    """The reconnecting loop shared by `EventStream` and `EventBatchStream`."""
 
     def __init__(
         self,
@@ -44,16 +57,16 @@ class EventStream:
         self.last_seq: int | None = None
         self.reconnections = 0
 
-    def __aiter__(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+    def __aiter__(self) -> AsyncIterator[Item]:
         return self._events()
 
-    async def _events(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+    async def _events(self) -> AsyncIterator[Item]:
         delay = FIRST_DELAY
         while True:
             try:
-                async for event in self._connection():
+                async for item in self._connection():
                     delay = FIRST_DELAY
-                    yield event
+                    yield item
             except RateLimited:
                 pass  # fell behind: resume from our own cursor at once
             except (OSError, ConnectionClosedError, InvalidHandshake, httpx.TransportError):
@@ -64,15 +77,21 @@ class EventStream:
                 delay = min(delay * 2, LONGEST_DELAY)
             self.reconnections += 1
 
-    async def _connection(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
-        """One subscription on one connection, from `cursor`; the events not yet yielded."""
+    def _items(self) -> AsyncIterator[Item]:
+        raise NotImplementedError
+
+    def _new(self, events: list[E]) -> list[E]:
+        """The events past the last one yielded; the cursor and seq move to the last."""
+        fresh = [e for e in events if self.last_seq is None or e.seq > self.last_seq]
+        if fresh:
+            self.cursor, self.last_seq = fresh[-1].cursor, fresh[-1].seq
+        return fresh
+
+    async def _connection(self) -> AsyncIterator[Item]:
+        """One subscription on one connection, from `cursor`; what was not yet yielded."""
         try:
-            async for message in self._api.on_task_events(after=self.cursor, **self._filters):
-                event = message.task_events
-                if self.last_seq is not None and event.seq <= self.last_seq:
-                    continue
-                self.cursor, self.last_seq = event.cursor, event.seq
-                yield event
+            async for item in self._items():
+                yield item
         except GraphQLClientGraphQLMultiError as error:
             raise subscription_error(error) from error
         except ConnectionClosedError as closed:
@@ -87,3 +106,29 @@ class EventStream:
             raise
         except GraphQLClientError as error:  # e.g. no connection_ack in time
             raise ConnectionClosedError(None, None) from error
+
+
+class EventStream(_Resuming[OnTaskEventsTaskEvents]):
+    """`async for event in client.events(project=...)`; `cursor` is the last one yielded."""
+
+    async def _items(self) -> AsyncIterator[OnTaskEventsTaskEvents]:
+        async for message in self._api.on_task_events(after=self.cursor, **self._filters):
+            for event in self._new([message.task_events]):
+                yield event
+
+
+class EventBatchStream(_Resuming[list[OnTaskEventBatchesTaskEventBatches]]):
+    """`async for events in client.event_batches(...)`: the task_event_batches
+    subscription, lists of at most `batch_size` events, resumed the same way."""
+
+    def __init__(self, api: Transport, *args: str | None, batch_size: int) -> None:
+        super().__init__(api, *args)
+        self.batch_size = batch_size
+
+    async def _items(self) -> AsyncIterator[list[OnTaskEventBatchesTaskEventBatches]]:
+        messages = self._api.on_task_event_batches(
+            after=self.cursor, batch_size=self.batch_size, **self._filters
+        )
+        async for message in messages:
+            if fresh := self._new(message.task_event_batches):
+                yield fresh
