@@ -32,6 +32,8 @@ HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
 NAMES = ["p", "held", "admin", "admin/a", "admin/b", "other/x"]
 # text PostgreSQL cannot hold, text at and over the limits, text that looks like a path or number
 ODD = ["", "\x00", "a\x00b", "admin/a\x00", "x" * 501, "x" * 4001, "../..", "-1", "1e999", "\u202e"]
+# times at the ends of what a date-time holds (a schedule's starts_at and ends_at)
+ODD += ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00", "2027-01-01T00:00:00"]
 
 
 @dataclass(frozen=True)

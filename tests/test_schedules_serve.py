@@ -87,3 +87,42 @@ def test_a_server_running_schedules_stops_cleanly(start_server) -> None:  # type
     output = server.output()
     assert "Application shutdown complete" in output, output
     assert "Traceback" not in output and "ERROR" not in output, output
+
+
+BAD_TIMES = {
+    "year 1 at +14:00": {"every_seconds": 5, "starts_at": "0001-01-01T00:00:00+14:00"},
+    "year 1 in UTC": {"every_seconds": 5, "starts_at": "0001-01-01T00:00:00Z"},
+    "ends in year 1": {"every_seconds": 5, "ends_at": "0001-01-01T00:00:01Z"},
+    "year 9999 at -12:00": {"every_seconds": 5, "starts_at": "9999-12-31T23:59:59-12:00"},
+    "no cron time before year 10000": {"cron": "0 0 1 1 *", "starts_at": "9999-06-01T00:00:00Z"},
+}
+BAD_RULES = {
+    "bad cron": {"cron": "61 * * * *"},
+    "both cron and every_seconds": {"cron": "* * * * *", "every_seconds": 5},
+    "neither cron nor every_seconds": {},
+    "unknown zone": {"every_seconds": 5, "timezone": "Mars/Olympus"},
+    "ends before starts": {
+        "every_seconds": 5,
+        "starts_at": "2027-01-02T00:00:00Z",
+        "ends_at": "2027-01-01T00:00:00Z",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "fields", [*BAD_TIMES.values(), *BAD_RULES.values()], ids=[*BAD_TIMES, *BAD_RULES]
+)
+def test_an_invalid_schedule_is_refused_over_the_api_and_nothing_is_made(
+    api_server: Any, fields: dict[str, Any]
+) -> None:
+    """Times outside 1970..9000 would not survive storage; they are refused like the rest,
+    and the owner's schedules, and the scheduler, go on answering."""
+    owner = api_server.owner_token
+    api_server.register(owner, "ticker")
+    made = {"project": "refused", "assignee": "admin/ticker", "packet": PACKET, **fields}
+    body = api_server.run("mutations/create_schedule", {"input": made}, owner)
+    assert body["data"] is None and body["errors"][0]["extensions"] == {"code": "invalid_input"}
+    assert api_server.run_data("queries/schedules", {"project": "refused"}, owner) == {
+        "schedules": []
+    }
+    assert "Traceback" not in api_server.output()

@@ -46,6 +46,10 @@ JSON = dict[str, Any]
 
 CATCH_UP = ("skip", "one")
 EVERY_SECONDS_MAX = 2**31 - 1  # the column is a 32-bit integer: about 68 years
+# starts_at and ends_at lie in [EARLIEST, LATEST) UTC: every due time, even 68 years past
+# LATEST, is a four-digit year, stored as fixed-width text and read back.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 # A next_run_at reached more than GRACE late was missed (no server was running): under
 # catch_up `skip` it gets no task. Within GRACE it is on time, whatever the catch_up.
 GRACE = timedelta(seconds=60)
@@ -177,8 +181,21 @@ def _check_window(starts_at: datetime | None, ends_at: datetime | None) -> None:
     for name, moment in (("starts_at", starts_at), ("ends_at", ends_at)):
         if moment is not None and moment.utcoffset() is None:
             raise InvalidInput(f"{name} must carry a time zone offset")
+        if moment is not None and not _in_range(moment):
+            raise InvalidInput(
+                f"{name} must lie from {EARLIEST:%Y-%m-%d} to before {LATEST:%Y-%m-%d} (UTC)"
+            )
     if starts_at is not None and ends_at is not None and ends_at <= starts_at:
         raise InvalidInput("ends_at must be after starts_at")
+
+
+def _in_range(moment: datetime) -> bool:
+    """True when the moment, in UTC, lies in [EARLIEST, LATEST): due times computed from it
+    stay far from datetime's limits and are stored as fixed-width text."""
+    try:
+        return EARLIEST <= moment.astimezone(UTC) < LATEST
+    except OverflowError:  # an offset that takes it past year 1 or 9999
+        return False
 
 
 # Life cycle
