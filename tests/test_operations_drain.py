@@ -169,3 +169,24 @@ def test_sigterm_exits_0(start_server: Any) -> None:
     assert server.client.get(f"{server.base_url}/readyz").status_code == 200
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=30) == 0
+
+
+async def test_sigterm_ends_server_sent_event_streams(start_server: Any) -> None:
+    """An SSE stream is a request that never finishes by itself: draining ends it (with
+    `complete`, no error; the client resumes elsewhere with Last-Event-ID), so the process
+    exits 0 long before a generous --graceful-timeout."""
+    from sse import streamed
+
+    server = start_server("--graceful-timeout", "60")
+    cast = Cast(server).add(*CAST)
+    task = cast.handoff("alice/coder", "alice/writer", "sse-drain")
+    async with streamed(server, cast.token("alice"), {"task_id": task["id"]}) as stream:
+        event_id, snapshot = await stream.event()
+        assert snapshot["task_id"] == task["id"] and event_id
+        began = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        ending = [await stream.message(timeout=20), await stream.message(timeout=20)]
+        assert [m.event if m else None for m in ending] == ["complete", None], ending
+        assert await asyncio.to_thread(server.process.wait, 20) == 0
+    assert time.monotonic() - began < 20
+    assert "Traceback" not in server.output()
