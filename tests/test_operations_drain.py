@@ -83,7 +83,9 @@ async def follow(
     cursor = after
     codes: list[int] = []
     for server in (first, second):
-        async with opened(server, token) as live:
+        # all of them connect at once, to one server, twice: on a busy machine an answer
+        # may take longer than a lone client would wait
+        async with opened(server, token, open_timeout=60, ack_timeout=60) as live:
             await live.subscribe({"project": project, "after": cursor}, query=BRIEF)
             heard_at = time.monotonic()
             try:
