@@ -125,6 +125,12 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+def _not_negative(value: str) -> int:
+    if not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of seconds")
+    return int(value)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import os
 
@@ -167,7 +173,7 @@ def _operations_options(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--graceful-timeout",
-        type=int,
+        type=_not_negative,
         default=30,
         metavar="SECONDS",
         help="on SIGTERM, how long to wait for requests in flight (default: 30)",
@@ -182,8 +188,19 @@ def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentPars
 
 
 def _config(args: argparse.Namespace) -> int:
+    from app.observability.logs import FORMATS
+    from app.observability.settings import networks
     from app.settings import describe
 
+    try:  # what `serve` would refuse, refused here too
+        networks(args.metrics_from)
+        if args.log_format not in (None, *FORMATS):
+            raise ValueError(
+                f"--log-format must be one of {', '.join(FORMATS)}, not {args.log_format!r}"
+            )
+    except ValueError as error:
+        print(f"prickle: {error}", file=sys.stderr)
+        return 2
     sys.stdout.write(describe(args))
     return 0
 

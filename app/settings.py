@@ -66,8 +66,17 @@ def describe(args: argparse.Namespace) -> str:
 
 
 def masked(url: str) -> str:
-    """A database URL with its password replaced by ***."""
+    """A database URL with its password replaced by ***, also one given as a query parameter
+    (`?password=...`, `sslpassword=...`, which asyncpg accepts too)."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
+        query = {k: "***" if _secret(k) else v for k, v in parsed.query.items()}
+        shown = parsed.set(query=query).render_as_string(hide_password=True)
+        return shown.replace("%2A%2A%2A", "***")
     except Exception:
         return "***"
+
+
+def _secret(parameter: str) -> bool:
+    name = parameter.lower()
+    return "pass" in name or name in ("pwd", "secret", "token")

@@ -110,13 +110,18 @@ class Live:
 
 @asynccontextmanager
 async def opened(
-    server: Server, token: str | None, protocol: str = TRANSPORT, **options: Any
+    server: Server,
+    token: str | None,
+    protocol: str = TRANSPORT,
+    ack_timeout: float = 10,
+    **options: Any,
 ) -> AsyncIterator[Live]:
     """An acknowledged connection; `options` go to websockets' connect()."""
-    async with connect(server.ws_url, subprotocols=[protocol], open_timeout=10, **options) as ws:  # type: ignore[list-item]
+    options = {"open_timeout": 10, **options}
+    async with connect(server.ws_url, subprotocols=[protocol], **options) as ws:  # type: ignore[list-item]
         live = Live(ws, protocol)
         await live.send({"type": "connection_init", "payload": init_payload(token)})
-        ack = await live.receive()
+        ack = await live.receive(ack_timeout)
         assert ack == {"type": "connection_ack"}, ack
         yield live
 

@@ -112,3 +112,30 @@ def test_the_pool_size_is_a_setting_and_a_bad_one_is_refused() -> None:
     )
     assert done.returncode == 2
     assert "--db-pool-size: '0' is not a positive whole number" in done.stderr
+
+
+def test_a_password_given_as_a_query_parameter_is_masked() -> None:
+    url = "postgresql+asyncpg://prickle@db.internal/prickle?password=hunter2&sslpassword=k3y"
+    settings = config(PRICKLE_DATABASE_URL=url)
+    assert "hunter2" not in repr(settings) and "k3y" not in repr(settings)
+    assert "password=***" in settings["database-url"]
+
+
+def test_config_refuses_what_serve_refuses() -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
+    for variables, flag in (
+        ({"PRICKLE_LOG_FORMAT": "xml"}, "--log-format"),
+        ({"PRICKLE_METRICS_FROM": "not-a-range"}, "--metrics-from"),
+        ({"PRICKLE_GRACEFUL_TIMEOUT": "-5"}, "--graceful-timeout"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "config"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**environment, **variables},
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, (variables, done.stdout)
+        assert flag in done.stderr
