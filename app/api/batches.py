@@ -9,11 +9,17 @@ or directives; fragments on `TaskEvent` allowed), the value of each is the event
 attribute, so the list is built as plain data here and sent with Strawberry's
 `Operation.send_next`: the message is the one Strawberry would send. Any other selection
 goes through Strawberry as usual.
+
+A replay reads only the selected fields (`BatchSender.fields`), as rows in the selection's
+order (`cursor` is the seq as text, read as such), so that an item is `dict(zip(keys,
+row))`: no event object, no attribute looked up by name (docs/performance.md). Live lists
+are the hub's events, built field by field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import strawberry
@@ -28,8 +34,7 @@ from graphql import (
 
 from app.api.delivery import running
 from app.domain.events import Event
-
-SendBatch = Callable[[list[Event]], Awaitable[None]]
+from app.events.stream import Rows
 
 _SCALARS = {
     "seq",
@@ -45,9 +50,19 @@ _SCALARS = {
     "version",
     "note",
 }
+_TYPENAME = "TaskEvent"
 
 
-def batch_sender(info: strawberry.Info) -> SendBatch | None:
+@dataclass(frozen=True)
+class BatchSender:
+    """Sends this operation's lists as plain data. The replay reads `fields` alone, as rows
+    (app/events/stream.py `Rows`), and each item is built from its row."""
+
+    fields: tuple[str, ...]  # the event fields the selection reads, in order
+    send: Callable[[list[Event] | Rows], Awaitable[None]]
+
+
+def batch_sender(info: strawberry.Info) -> BatchSender | None:
     """A sender of whole lists for this operation, or None where Strawberry must execute."""
     operation, raw = running.get(), info._raw_info
     if operation is None or len(raw.field_nodes) != 1:
@@ -55,16 +70,41 @@ def batch_sender(info: strawberry.Info) -> SendBatch | None:
     keys: list[tuple[str, str]] = []
     if not _plain(raw.field_nodes[0].selection_set, raw, keys):
         return None
-    field = raw.field_nodes[0].alias or raw.field_nodes[0].name
+    field = (raw.field_nodes[0].alias or raw.field_nodes[0].name).value
     handler = operation.handler
+    fields = tuple(dict.fromkeys(name for _, name in keys if name != "__typename"))
+    from_row = _from_row(keys, fields)
 
-    async def send(batch: list[Event]) -> None:
+    async def send(batch: list[Event] | Rows) -> None:
         if handler.operations.get(operation.id) is not operation:
             return  # completed: Strawberry is cancelling this task
-        items = [_item(event, keys) for event in batch]
-        await operation.send_next(ExecutionResult(data={field.value: items}))
+        if isinstance(batch, Rows):
+            items = from_row(batch)
+        else:
+            items = [_item(event, keys) for event in batch]
+        await operation.send_next(ExecutionResult(data={field: items}))
 
-    return send
+    return BatchSender(fields, send)
+
+
+def _from_row(
+    keys: list[tuple[str, str]], fields: tuple[str, ...]
+) -> Callable[[Rows], list[dict[str, Any]]]:
+    """The items of a list of rows of `fields` (then seq and version, left out)."""
+    names = [key for key, _ in keys]
+    if [name for _, name in keys] == list(fields):  # each field once, no __typename
+        # zip stops at the last key: the row's seq and version are left out
+        return lambda rows: [dict(zip(names, row, strict=False)) for row in rows]
+    # a row's values, then the type name: the value of each key at its place
+    at = [len(fields) + 2 if name == "__typename" else fields.index(name) for _, name in keys]
+
+    def items(rows: Rows) -> list[dict[str, Any]]:
+        return [
+            dict(zip(names, [values[i] for i in at], strict=True))
+            for values in ((*row, _TYPENAME) for row in rows)
+        ]
+
+    return items
 
 
 def _item(event: Event, keys: list[tuple[str, str]]) -> dict[str, Any]:
@@ -73,7 +113,7 @@ def _item(event: Event, keys: list[tuple[str, str]]) -> dict[str, Any]:
         if name == "cursor":
             item[key] = event.cursor
         elif name == "__typename":
-            item[key] = "TaskEvent"
+            item[key] = _TYPENAME
         else:
             item[key] = getattr(event, name)
     return item

@@ -14,7 +14,7 @@ from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
 from app.domain.errors import InvalidInput
-from app.events.stream import Filters, batches_for, events_for
+from app.events.stream import Filters, Rows, batches_for, events_for
 
 DEFAULT_BATCH_SIZE = 100
 MAX_BATCH_SIZE = 1000
@@ -78,16 +78,18 @@ class Subscription:
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
         size = batch_size_checked(batch_size)
         start = event_cursor(sse.resumes_after(ctx.request, after))
-        send = batch_sender(info)
+        sender = batch_sender(info)
+        fields = sender.fields if sender is not None else None
         with sse.stream_place(ctx.request, viewer):
-            stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, send is None)
+            stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, fields)
             if sse.is_event_stream(ctx.request):
                 stream = sse.until_revoked(stream, ctx)
             try:
                 async for batch in stream:
-                    if send is not None:
-                        await send(batch)
+                    if sender is not None:
+                        await sender.send(batch)
                         continue
+                    assert not isinstance(batch, Rows)  # rows only where `fields` were given
                     payload = [TaskEvent.from_domain(e) for e in batch]
                     sse.sending(ctx.request, payload[-1].cursor)
                     yield payload

@@ -10,19 +10,29 @@ the task as it is at the moment the event happens.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Container
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Container,
+    Sequence,
+)
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
-from app.storage.event_reads import replay_page
-from app.storage.store import Store
+from app.storage.event_reads import event_pages, row_pages
+from app.storage.store import Store, Tx
 
 REPLAY_BATCH = 1000  # events read per statement while replaying
+MAX_WINDOW = 64 * REPLAY_BATCH  # seqs a replay's statement ranges over at most
 
+T = TypeVar("T")
 Wants = Callable[[Event], bool]
 """Whether a subscriber wants an event: its visibility and its filters."""
 
@@ -113,17 +123,16 @@ async def batches_for(
     filters: Filters,
     after: int | None,
     size: int,
-    with_task: bool = True,
-) -> AsyncGenerator[list[Event], None]:
+    fields: Sequence[str] | None = None,
+) -> AsyncGenerator[list[Event] | Rows, None]:
     """The same events as `events_for`, in lists of at most `size`: a replay in full lists,
-    then live, each list what had arrived by the time the last was taken. Without
-    `with_task`, replayed events' `task` is left empty (the reader sends only their own
-    fields)."""
+    then live, each list what had arrived by the time the last was taken. With `fields`
+    (of `app.storage.event_reads.ROW_FIELDS`), each replayed list is `Rows` of those
+    fields instead of events: for a reader that sends only them."""
     member = principal.id if principal.is_person else None
     projects: Container[str] = await hub.memberships.track(member) if member else ()
     try:
-        replay = _Replay(size, with_task)
-        async for batch in _batches(hub, store, principal, projects, filters, after, replay):
+        async for batch in _batches(hub, store, principal, projects, filters, after, size, fields):
             yield batch
     finally:
         if member:
@@ -137,9 +146,9 @@ async def _batches(
     projects: Container[str],
     filters: Filters,
     after: int | None,
-    replay: _Replay,
-) -> AsyncIterator[list[Event]]:
-    size = replay.size
+    size: int,
+    fields: Sequence[str] | None,
+) -> AsyncIterator[list[Event] | Rows]:
     sub = await hub.subscribe(visible_to(principal, projects, filters))
     try:
         cursor, version = after, 0
@@ -150,17 +159,30 @@ async def _batches(
                 cursor, version = snapshot.seq, snapshot.version
         if cursor is None:
             cursor = sub.start
-        batch: list[Event] = []
-        page = max(size, REPLAY_BATCH)
-        replayed = _replay(store, principal, filters, cursor, sub.start, page, replay.with_task)
-        async for event in replayed:
-            if event.version > version:
-                batch.append(event)
-                if len(batch) == size:
-                    yield batch
-                    batch = []
-        if batch:
-            yield batch
+        page = -(-REPLAY_BATCH // size) * size  # whole lists a page, at least REPLAY_BATCH
+        if fields is not None:
+            pages = _replay_rows(
+                store, principal, filters, cursor, sub.start, page, fields, version
+            )
+            held: list[Sequence[Any]] = []  # rows short of a full list, so far
+            async for rows in pages:
+                held += rows
+                full = len(held) - len(held) % size
+                for i in range(0, full, size):
+                    yield Rows(held[i : i + size])
+                held = held[full:]
+            if held:
+                yield Rows(held)
+        else:
+            batch: list[Event] = []
+            async for event in _replay(store, principal, filters, cursor, sub.start, page):
+                if event.version > version:
+                    batch.append(event)
+                    if len(batch) == size:
+                        yield batch
+                        batch = []
+            if batch:
+                yield batch
         cursor = max(cursor, sub.start)
         while True:
             try:
@@ -186,12 +208,6 @@ async def _snapshot(store: Store, task_id: str, wants: Wants) -> Event | None:
     return event if wants(event) else None
 
 
-@dataclass(frozen=True)
-class _Replay:
-    size: int  # events a list at most
-    with_task: bool  # read each replayed event's `task`
-
-
 async def _replay(
     store: Store,
     principal: Principal,
@@ -199,18 +215,72 @@ async def _replay(
     cursor: int,
     until: int,
     page: int = REPLAY_BATCH,
-    with_task: bool = True,
 ) -> AsyncIterator[Event]:
     """The events in (cursor, until] the principal sees now and the filters match, a page
     (one statement, visibility judged in SQL) at a time."""
     f = filters
-    while cursor < until:
-        async with store.read() as tx:
-            batch = await replay_page(
-                tx, principal, cursor, until, page, f.project, f.task_id, f.assignee, with_task
-            )
-        for event in batch:
+    read = event_pages(principal, page, f.project, f.task_id, f.assignee)
+    async for events in _pages(store, read, _event_seq, cursor, until, page):
+        for event in events:
             yield event
-        if len(batch) < page:
-            return
-        cursor = batch[-1].seq
+
+
+class Rows(list[Sequence[Any]]):
+    """Replayed events in seq order, each a row of the reader's fields (`batches_for`), then
+    its seq and its version."""
+
+
+def _replay_rows(
+    store: Store,
+    principal: Principal,
+    filters: Filters,
+    cursor: int,
+    until: int,
+    page: int,
+    fields: Sequence[str],
+    above_version: int,
+) -> AsyncIterator[list[Sequence[Any]]]:
+    """`_replay`'s events of a version above `above_version` (a snapshot's; 0 for all), as
+    pages of rows (`row_pages`)."""
+    f = filters
+    read = row_pages(principal, page, fields, f.project, f.task_id, f.assignee, above_version)
+    return _pages(store, read, _row_seq, cursor, until, page)
+
+
+def _event_seq(event: Event) -> int:
+    return event.seq
+
+
+def _row_seq(row: Sequence[Any]) -> int:
+    return int(row[-2])
+
+
+async def _pages(
+    store: Store,
+    read: Callable[[Tx, int, int], Awaitable[list[T]]],
+    seq: Callable[[T], int],
+    cursor: int,
+    until: int,
+    page: int,
+) -> AsyncIterator[list[T]]:
+    """(cursor, until] in pages of at most `page`, in seq order, each page one statement,
+    `read(tx, after, upto)`, over a window of seqs: `page` wide at first, twice as wide
+    after each window that held less than half a page. A statement never ranges over the
+    rest of the log: a planner without statistics (a fresh database, or autovacuum off)
+    sorts every row its range matches before the limit, so pages over the whole rest made
+    a replay quadratic (docs/performance.md). A full page goes on from its last seq, any
+    other from its window's end: the windows cover (cursor, until] without gap or
+    overlap."""
+    width = page
+    while cursor < until:
+        upto = min(until, cursor + width)
+        async with store.read() as tx:
+            got = await read(tx, cursor, upto)
+        if got:
+            yield got
+        if len(got) == page:
+            cursor = seq(got[-1])
+            continue
+        cursor = upto
+        if len(got) < page // 2:
+            width = min(width * 2, MAX_WINDOW)
