@@ -9,9 +9,11 @@ from factory import PACKET
 
 from app import service
 from app.domain.principals import agent, person
+from app.events import stream as stream_module
 from app.events.hub import FellBehind, Hub
-from app.events.stream import Filters, events_for
+from app.events.stream import Filters, Rows, batches_for, events_for
 from app.service.inputs import HandoffInput
+from app.storage.event_reads import row_pages
 
 
 async def _people(store):  # type: ignore[no-untyped-def]
@@ -183,3 +185,71 @@ async def test_a_subscriber_that_falls_behind_is_closed_and_released(store) -> N
         assert hub.subscribers == set()
     finally:
         await hub.stop()
+
+
+ROW_FIELDS = ("cursor", "seq", "kind", "task_id", "to_state", "version")
+
+
+async def _lists(stream, total: int) -> list[list]:  # type: ignore[no-untyped-def]
+    """The stream's lists until they hold `total` items between them; the stream closed."""
+    out: list[list] = []
+    async with asyncio.timeout(10):
+        async for batch in stream:
+            out.append(batch)
+            if sum(len(b) for b in out) >= total:
+                break
+    await stream.aclose()
+    return out
+
+
+async def test_a_replay_of_rows_holds_exactly_the_events_of_a_replay_of_events(
+    store, hub, monkeypatch
+) -> None:
+    """Pages of 4 over windows of seqs that widen where the subscriber sees little (another
+    owner's tasks between its own): rows of the asked fields hold the same events as a
+    replay of whole events, in the same full lists, without gap or duplicate."""
+    monkeypatch.setattr(stream_module, "REPLAY_BATCH", 4)
+    monkeypatch.setattr(stream_module, "MAX_WINDOW", 16)
+    alice, coder, writer = await _people(store)
+    await service.provision_token(store, person("mallory"))
+    await service.register_agent(store, person("mallory"), "spy")
+    await service.register_agent(store, person("mallory"), "worker")
+    hidden = HandoffInput(project="hidden", assignee="mallory/worker", packet=dict(PACKET))
+    mine: set[str] = set()
+    for _ in range(4):
+        for _ in range(10):  # a long stretch alice cannot see: the window widens
+            await service.handoff(store, agent("mallory/spy"), hidden)
+        for n in range(3):  # then more of hers than a page within one window
+            task = await _routed(store, coder)
+            mine.add(task.id)
+            if n == 0:
+                await service.accept_task(store, writer, task.id)
+    async with store.read() as tx:
+        log = await tx.events.after(0, 10_000)
+    expected = [e for e in log if e.task_id in mine]
+    assert len(expected) == 4 * 7 and len(log) > 3 * len(expected)
+
+    as_events = await _lists(batches_for(hub, store, alice, Filters(), 0, 3), len(expected))
+    as_rows = await _lists(
+        batches_for(hub, store, alice, Filters(), 0, 3, ROW_FIELDS), len(expected)
+    )
+    full = [3] * (len(expected) // 3) + ([len(expected) % 3] if len(expected) % 3 else [])
+    assert [len(b) for b in as_rows] == [len(b) for b in as_events] == full
+    assert all(isinstance(b, Rows) for b in as_rows)
+    rows = [tuple(r) for b in as_rows for r in b]
+    assert rows == [
+        (e.cursor, e.seq, e.kind, e.task_id, e.to_state, e.version, e.seq, e.version)
+        for e in expected
+    ]
+    assert [e.seq for b in as_events for e in b] == [e.seq for e in expected]
+
+
+async def test_rows_after_a_snapshot_are_only_those_of_a_later_version(store) -> None:
+    alice, coder, writer = await _people(store)
+    task = await _routed(store, coder)
+    await service.accept_task(store, writer, task.id)
+    await service.start_task(store, writer, task.id)
+    read = row_pages(alice, 100, ("kind", "version"), task_id=task.id, above_version=2)
+    async with store.read() as tx:
+        rows = await read(tx, 0, await tx.events.last_seq())
+    assert [tuple(r)[:2] for r in rows] == [("moved", 3), ("moved", 4)]
