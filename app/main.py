@@ -182,6 +182,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             hub.wake_listeners.append(deliverer.wake)
             await deliverer.start()
             app.state.store, app.state.hub = store, hub
+            app.state.scheduler, app.state.deliverer = scheduler, deliverer
             try:
                 async with observability.running(store, hub):
                     yield

@@ -362,6 +362,14 @@ def without_optional_nulls(typed: Any, protocol: Any) -> Any:
 # the app in this process, for tests that must see inside it
 
 
+async def quiet(app: Any) -> None:
+    """Stop the in-process app's background work (the hub's log tailer, the scheduler, the
+    webhook deliverer), whose statements would otherwise be counted with a request's."""
+    await app.state.hub.stop()
+    await app.state.scheduler.stop()
+    await app.state.deliverer.stop()
+
+
 @asynccontextmanager
 async def in_process(
     database_url: str, token: str | None = None

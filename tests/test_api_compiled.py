@@ -18,7 +18,7 @@ from graphql import OperationDefinitionNode, parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from live import Cast
-from server import BACKEND, Server, in_process
+from server import BACKEND, Server, in_process, quiet
 from sqlalchemy import event
 from test_api_loaders import Counter
 from test_api_read_ahead import VIEWERS, graph  # noqa: F401 (the fixture)
@@ -189,7 +189,7 @@ def test_variables_and_refusals_answer_as_in_general(
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     token = (await service.provision_token(store, ALICE)).token
     async with in_process(store.url, token) as (app, http):
-        await app.state.hub.stop()
+        await quiet(app)
         counter = Counter()
         event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)
         yield http, counter

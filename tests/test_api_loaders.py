@@ -19,7 +19,7 @@ from factory import (
     give,
     packet,
 )
-from server import in_process
+from server import in_process, quiet
 from sqlalchemy import event
 
 from app import service
@@ -67,10 +67,10 @@ class Counter:
 
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
-    """The app on the test's database, its hub stopped (its polling would be counted too)."""
+    """The app on the test's database, its background work stopped (see `quiet`)."""
     token = (await service.provision_token(store, ALICE)).token
     async with in_process(store.url, token) as (app, http):
-        await app.state.hub.stop()
+        await quiet(app)
         counter = Counter()
         event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)
         event.listen(app.state.store.statements_engine, "begin", counter.begin)

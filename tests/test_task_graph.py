@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from factory import CODER, HELPER, PLANNER, SPY, call, give, packet
-from server import in_process
+from server import in_process, quiet
 from sqlalchemy import event
 from test_api_loaders import Counter
 
@@ -37,8 +37,8 @@ query($id: ID!, $depth: Int! = 4) {
 
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
-    """The app on the test's database as alice/planner, its hub stopped (its polling would be
-    counted too)."""
+    """The app on the test's database as alice/planner, its background work stopped (see
+    `quiet`)."""
     async with _as(store, PLANNER) as pair:
         yield pair
 
@@ -51,7 +51,7 @@ class _as:
         token = (await service.provision_token(self.store, self.who)).token
         self._context = in_process(self.store.url, token)
         app, http = await self._context.__aenter__()
-        await app.state.hub.stop()
+        await quiet(app)
         counter = Counter()
         event.listen(app.state.store.statements_engine, "before_cursor_execute", counter)
         await http.post("/graphql", json={"query": "{ me { id } }"})  # the token, looked up once

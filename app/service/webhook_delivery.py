@@ -138,6 +138,7 @@ class Deliverer:
                 await tx.webhooks.release_all(self.holder)
         if self._http is not None:
             await self._http.aclose()
+            self._http = None
 
     def wake(self, _seq: int = 0) -> None:
         """Events committed: every webhook delivered here looks for new ones."""
