@@ -7,6 +7,7 @@ without error; listeners learn the new last event seq only after the commit.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
+from app.storage.direct import marked
 from app.storage.engine import (
     create_engine,
     create_sqlite_engine,
@@ -199,14 +201,26 @@ _shared_read: ContextVar[_SharedRead | None] = ContextVar("shared_read", default
 
 
 class _OnLoop:
-    """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses."""
+    """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses; a
+    statement marked `direct` goes straight to the driver (app/storage/direct.py) unless
+    something listens to the engine's statements."""
 
-    __slots__ = ("blocking",)
+    __slots__ = ("blocking", "driver")
 
     def __init__(self, blocking: Connection) -> None:
         self.blocking = blocking
+        self.driver: sqlite3.Connection | None = None
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        found = marked(statement)
+        if found is not None and not self.blocking.dispatch.before_cursor_execute:
+            if self.driver is None:
+                driver = self.blocking.connection.driver_connection
+                assert isinstance(driver, sqlite3.Connection)
+                self.driver = driver
+            done = found.run(self.driver, self.blocking.dialect, parameters)
+            if done is not None:
+                return done
         return self.blocking.execute(statement, parameters)
 
 
