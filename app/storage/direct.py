@@ -117,8 +117,10 @@ class _Form:
 
     def values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(
-            value if value is not _GIVEN else (p(params[n]) if p else params[n])
-            for n, value, p in self.arguments
+            [
+                value if value is not _GIVEN else (p(params[n]) if p else params[n])
+                for n, value, p in self.arguments
+            ]
         )
 
     def rows(self, fetched: list[tuple[Any, ...]]) -> list[Row]:
