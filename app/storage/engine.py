@@ -163,6 +163,7 @@ def _tune_sqlite(engine: Engine) -> None:
         begin = "BEGIN IMMEDIATE" if conn.get_execution_options().get("sqlite_write") else "BEGIN"
         driver = conn.connection.driver_connection
         if isinstance(driver, sqlite3.Connection):
-            driver.execute(begin)
+            if not driver.in_transaction:  # the store's write began it on the driver itself
+                driver.execute(begin)
         else:
             conn.exec_driver_sql(begin)

@@ -7,6 +7,7 @@ without error; listeners learn the new last event seq only after the commit.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
+from app.storage.direct import marked
 from app.storage.engine import (
     create_engine,
     create_sqlite_engine,
@@ -120,8 +122,12 @@ class Store:
         if self._blocking is not None:
             if write:  # writes take turns (the write lock): one connection serves them all
                 writer = self._sqlite_writer()
-                with writer.begin():
-                    yield Tx(_OnLoop(writer), sqlite=True, horizon=self.horizon)
+                if writer.dispatch.before_cursor_execute:  # listened to: all by SQLAlchemy
+                    with writer.begin():
+                        yield Tx(_OnLoop(writer), sqlite=True, horizon=self.horizon)
+                    return
+                async with _driven(writer) as on_loop:
+                    yield Tx(on_loop, sqlite=True, horizon=self.horizon)
                 return
             with self._blocking.connect() as blocking, blocking.begin():
                 yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
@@ -198,15 +204,53 @@ class _SharedRead:
 _shared_read: ContextVar[_SharedRead | None] = ContextVar("shared_read", default=None)
 
 
+@asynccontextmanager
+async def _driven(writer: Connection) -> AsyncIterator[_OnLoop]:
+    """A write transaction begun and ended on the SQLite driver itself (BEGIN IMMEDIATE,
+    COMMIT or ROLLBACK), without SQLAlchemy's transaction machinery around it. A statement
+    sent through SQLAlchemy inside begins SQLAlchemy's transaction on the writer (its BEGIN
+    is skipped: the driver's transaction is open, app/storage/engine.py), which then ends
+    the transaction instead."""
+    driver = writer.connection.driver_connection
+    assert isinstance(driver, sqlite3.Connection)
+    driver.execute("BEGIN IMMEDIATE")
+    ended = False
+    try:
+        yield _OnLoop(writer, driver)
+        if writer.in_transaction():
+            writer.commit()
+        else:
+            driver.commit()
+        ended = True
+    finally:
+        if not ended:
+            if writer.in_transaction():
+                writer.rollback()
+            else:
+                driver.rollback()
+
+
 class _OnLoop:
-    """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses."""
+    """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses; a
+    statement marked `direct` goes straight to the driver (app/storage/direct.py) unless
+    something listens to the engine's statements."""
 
-    __slots__ = ("blocking",)
+    __slots__ = ("blocking", "driver")
 
-    def __init__(self, blocking: Connection) -> None:
+    def __init__(self, blocking: Connection, driver: sqlite3.Connection | None = None) -> None:
         self.blocking = blocking
+        self.driver = driver
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        found = marked(statement)
+        if found is not None and not self.blocking.dispatch.before_cursor_execute:
+            if self.driver is None:
+                driver = self.blocking.connection.driver_connection
+                assert isinstance(driver, sqlite3.Connection)
+                self.driver = driver
+            done = found.run(self.driver, self.blocking.dialect, parameters)
+            if done is not None:
+                return done
         return self.blocking.execute(statement, parameters)
 
 

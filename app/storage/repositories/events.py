@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from app.domain.events import Event
 from app.domain.task import Task
 from app.storage import mapping
+from app.storage.direct import direct
 from app.storage.repositories.base import Repository
 from app.storage.repositories.tasks import changed_concurrently, tasks
 from app.storage.tables import EventCounterRow, EventRow, table_of
@@ -43,9 +44,9 @@ SEQUENCE = "events_seq"
 WAIT_SECONDS = 0.1  # how long a reader waits for the writers in flight before settling
 POLL_SECONDS = 0.0005
 
-_INSERT = insert(events)
+_INSERT = direct(insert(events))
 # SQLite: one writer at a time, so the counter row orders seqs and commits alike
-_ADVANCE_COUNTER = (
+_ADVANCE_COUNTER = direct(
     update(counter)
     .where(counter.c.id == 1)
     .values(last_seq=counter.c.last_seq + bindparam("count"))

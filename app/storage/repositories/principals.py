@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, exists, func, insert, select
 
+from app.storage.direct import direct
 from app.storage.repositories.base import Repository, insert_missing
 from app.storage.tables import AgentRow, CapabilityRow, ErasedPrincipalRow, PersonRow, table_of
 
@@ -15,9 +16,11 @@ _PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("h
 _AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
 _erased = table_of(ErasedPrincipalRow)
 # whether the agent is registered, and whether it was erased: one statement, not two
-_AGENT_STANDING = select(
-    exists().where(agents.c.id == bindparam("agent_id")),
-    exists().where(_erased.c.id == bindparam("agent_id")),
+_AGENT_STANDING = direct(
+    select(
+        exists().where(agents.c.id == bindparam("agent_id")),
+        exists().where(_erased.c.id == bindparam("agent_id")),
+    )
 )
 _PERSON_CREATED = select(persons.c.created_at).where(persons.c.handle == bindparam("handle"))
 _AGENT_CREATED = select(agents.c.created_at).where(agents.c.id == bindparam("agent_id"))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import String, bindparam, delete, func, literal, select, text
 
+from app.storage.direct import direct
 from app.storage.repositories.base import Repository, insert_missing
 from app.storage.tables import ProjectMemberRow, table_of
 
@@ -19,9 +20,13 @@ MEMBERS_CHANNEL = "prickle_members"
 
 members = table_of(ProjectMemberRow)
 
-_EXISTS = select(members.c.project).where(members.c.project == bindparam("project")).limit(1)
-_ROLE = select(members.c.role).where(
-    members.c.project == bindparam("project"), members.c.handle == bindparam("handle")
+_EXISTS = direct(
+    select(members.c.project).where(members.c.project == bindparam("project")).limit(1)
+)
+_ROLE = direct(
+    select(members.c.role).where(
+        members.c.project == bindparam("project"), members.c.handle == bindparam("handle")
+    )
 )
 _PROJECTS_OF = select(members.c.project).where(members.c.handle == bindparam("handle"))
 _ADMINS = (

@@ -6,17 +6,20 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
 
+from app.storage.direct import direct
 from app.storage.repositories.base import Repository
 from app.storage.tables import CheckpointRow, ResultRow, table_of
 
 checkpoints = table_of(CheckpointRow)
 results = table_of(ResultRow)
 
-_INSERT_CHECKPOINT = insert(checkpoints)
-_INSERT_RESULT = insert(results)
-_SUBMISSION = select(results).where(
-    results.c.task_id == bindparam("task_id"),
-    results.c.submission_id == bindparam("submission_id"),
+_INSERT_CHECKPOINT = direct(insert(checkpoints))
+_INSERT_RESULT = direct(insert(results))
+_SUBMISSION = direct(
+    select(results).where(
+        results.c.task_id == bindparam("task_id"),
+        results.c.submission_id == bindparam("submission_id"),
+    )
 )
 _SET_RESULT = update(results).where(
     results.c.task_id == bindparam("where_task_id"),

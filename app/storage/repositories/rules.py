@@ -10,6 +10,7 @@ from sqlalchemy import Table, bindparam, delete, insert, select
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.storage import mapping
+from app.storage.direct import direct
 from app.storage.tables import GateRuleRow, ResultRuleRow, table_of
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ class Kind(Generic[Rule]):
 
     def __init__(self, table: Table, from_row: Callable[[Any], Rule]) -> None:
         self.from_row: Callable[[Any], Rule] = from_row
-        self.of = select(table).where(table.c.owner == bindparam("owner"))
+        self.of = direct(select(table).where(table.c.owner == bindparam("owner")))
         self.insert = insert(table)
         self.delete = delete(table).where(
             table.c.id == bindparam("rule_id"), table.c.owner == bindparam("owner")

@@ -16,17 +16,20 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.errors import Conflict
 from app.domain.task import Task
 from app.storage import mapping
+from app.storage.direct import direct
 from app.storage.repositories.base import Repository
 from app.storage.tables import TaskRow, table_of
 
 tasks = table_of(TaskRow)
 
 _JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
-_INSERT = insert(tasks)
-_BY_ID = select(tasks).where(tasks.c.id == bindparam("task_id"))
+_INSERT = direct(insert(tasks))
+_BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
 _BY_ID_LOCKED = _BY_ID.with_for_update()
-_UPDATE = update(tasks).where(
-    tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
+_UPDATE = direct(
+    update(tasks).where(
+        tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
+    )
 )
 _IDEMPOTENT = select(tasks).where(
     tasks.c.created_by == bindparam("created_by"), tasks.c.idempotency_key == bindparam("key")

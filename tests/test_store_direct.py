@@ -1,0 +1,156 @@
+"""SQLite: the hot statements sent straight to the driver (app/storage/direct.py) store and
+answer exactly what SQLAlchemy's execution of the same statements does, raise SQLAlchemy's
+errors, and are still seen by whatever listens to the engine's statements."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factory import ALICE, CHECKPOINT, CODER, PLANNER, call, give, result
+from server import BACKEND
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+
+from app import service
+from app.domain.errors import Conflict
+from app.storage import direct
+from app.storage import store as store_module
+from app.storage.migrate import upgrade
+from app.storage.repositories import projects
+from app.storage.store import Store
+
+pytestmark = [
+    pytest.mark.cast,
+    pytest.mark.skipif(BACKEND != "sqlite", reason="the driver path is SQLite's alone"),
+]
+
+
+def _file(store: Store) -> str:
+    database = make_url(store.url).database
+    assert database
+    return database
+
+
+def _dump(path: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows as stored: each value beside its SQLite type (NULL is not 'null')."""
+    with sqlite3.connect(path) as db:
+        tables = [
+            r[0]
+            for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
+        dumped = {}
+        for table in tables:
+            columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+            picked = ", ".join(f"typeof({c}), {c}" for c in columns)
+            dumped[table] = db.execute(f"SELECT {picked} FROM {table} ORDER BY rowid").fetchall()
+    return dumped
+
+
+def _answer(result: Any) -> Any:
+    """What a direct result holds: its rows (values and keys), or its row count."""
+    if result.returns_rows:
+        return [(tuple(row), row._mapping) for row in result.all()]
+    return result.rowcount
+
+
+async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_does(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replica = tmp_path / "replica.db"
+    with sqlite3.connect(_file(store)) as source, sqlite3.connect(replica) as target:
+        source.backup(target)
+    calls: list[tuple[Any, Any, Any, Any]] = []  # transaction, statement, params, answer
+    executing = store_module._OnLoop.execute
+
+    async def recorded(self: Any, statement: Any, parameters: Any = None) -> Any:
+        params = copy.deepcopy(parameters)
+        answer = await executing(self, statement, parameters)
+        sent = _answer(answer) if isinstance(answer, direct.Result) else None
+        calls.append((self, statement, params, sent))  # one connection: one transaction
+        return answer
+
+    monkeypatch.setattr(store_module._OnLoop, "execute", recorded)
+    parent = await give(store, by=PLANNER, project="work")
+    task = await give(store, by=PLANNER, project="work", parent_task_id=parent.id)
+    for verb in ("accept_task", "start_task"):
+        parent = await call(store, verb, CODER, parent.id)
+        task = await call(store, verb, CODER, task.id)
+    parent = await call(store, "wait_on", CODER, parent.id, on="agent")
+    task = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    task = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    again = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    assert again.version == task.version  # the same submission: found, not stored again
+    await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
+    await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
+    monkeypatch.undo()
+    sent = {id(c[1]) for c in calls if c[3] is not None}
+    assert sent >= set(direct._marked) - {id(projects._ROLE)}  # every hot statement but one
+
+    replay = Store(f"sqlite+aiosqlite:///{replica}")
+    seen: list[str] = []
+    event.listen(replay.statements_engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    try:
+        await upgrade(replay.engine)
+        for _, transaction in itertools.groupby(calls, key=lambda c: c[0]):
+            async with replay.write() as tx:
+                for _, statement, params, answer in transaction:
+                    through = await tx.conn.execute(statement, params)  # SQLAlchemy's path
+                    assert not isinstance(through, direct.Result)
+                    if answer is not None:
+                        assert _answer(through) == answer, statement
+    finally:
+        await replay.close()
+    assert len(seen) >= len(calls)
+    assert _dump(str(replica)) == _dump(_file(store))
+
+
+async def test_a_key_already_in_use_is_a_conflict_through_the_driver(store: Store) -> None:
+    task = await give(store, by=ALICE, project="keys", idempotency_key="once")
+    with pytest.raises(Conflict, match="idempotency key 'once' is already in use"):
+        async with store.write() as tx:
+            await tx.tasks.insert(task.copy(), created_by=ALICE.id)
+
+
+async def test_a_moves_statements_are_seen_by_the_engines_listeners(store: Store) -> None:
+    task = await give(store, by=PLANNER, project="work")
+    seen: list[str] = []
+
+    def statement(*args: Any) -> None:
+        seen.append(args[2])
+
+    event.listen(store.statements_engine, "before_cursor_execute", statement)
+    try:
+        await service.accept_task(store, CODER, task.id)
+    finally:
+        event.remove(store.statements_engine, "before_cursor_execute", statement)
+    assert [s.split()[0] for s in seen] == ["SELECT", "UPDATE", "UPDATE", "INSERT"]
+
+
+async def test_a_failed_write_stores_nothing_and_the_next_write_works(store: Store) -> None:
+    task = await give(store, by=PLANNER, project="work")
+
+    class Stop(Exception):
+        pass
+
+    for through_sqlalchemy_too in (False, True):
+        with pytest.raises(Stop):
+            async with store.write() as tx:
+                loaded = await tx.tasks.get(task.id)
+                assert loaded is not None
+                loaded.display_title = "changed"
+                loaded.version += 1
+                await tx.tasks.update(loaded, task.version)  # to the driver
+                if through_sqlalchemy_too:  # begins SQLAlchemy's transaction on the writer
+                    await tx.principals.ensure_person("dora", "2026-12-03T10:00:00.000000Z")
+                raise Stop
+        async with store.read() as tx:
+            kept = await tx.tasks.get(task.id)
+            assert kept is not None and kept.display_title is None
+            assert kept.version == task.version
+            assert not await tx.principals.person_exists("dora")
+    assert (await service.accept_task(store, CODER, task.id)).state == "accepted"
