@@ -161,6 +161,17 @@ def test_each_filter_narrows_what_is_sent(cast: Cast) -> None:
         assert len(everything.received) == 6 and len(one_task.received) == 1
 
 
+def test_an_empty_kinds_list_is_refused_rather_than_matching_nothing(
+    cast: Cast, receiver: Receiver
+) -> None:
+    variables = {"input": {"url": receiver.url, "kinds": []}}
+    body = cast.server.run("mutations/create_webhook", variables, cast.token("alice"))
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "invalid_input"
+    assert "omit kinds" in error["message"] and "every kind" in error["message"]
+    assert webhooks(cast, "alice") == []
+
+
 def test_an_owner_is_sent_only_what_it_sees_also_after_losing_sight(
     cast: Cast, receiver: Receiver
 ) -> None:

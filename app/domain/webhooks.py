@@ -97,6 +97,10 @@ class Delivery:
 def check_kinds(kinds: Sequence[str] | None) -> tuple[str, ...] | None:
     if kinds is None:
         return None
+    if not kinds:  # it would match no event: most likely a mistake for "every kind"
+        raise InvalidInput(
+            "kinds: an empty list matches no event; omit kinds to be sent every kind"
+        )
     for kind in kinds:
         if kind not in KINDS or kind == "snapshot":
             raise InvalidInput(f"kinds: {kind!r} is not an event kind ({', '.join(KINDS[1:])})")
