@@ -75,13 +75,24 @@ async def test_a_reconnect_with_last_event_id_gets_exactly_what_it_missed(cast: 
     assert [e["version"] for _, e in everything] == list(range(1, 8))
 
 
-async def test_a_malformed_last_event_id_is_invalid_input(cast: Cast) -> None:
-    async with streamed(cast.server, cast.token("alice"), {}, last_event_id="x9") as stream:
+async def refusal(cast: Cast, variables: dict[str, Any], last_event_id: str | None) -> str:
+    """The one error a stream opened this way answers, then completes."""
+    token = cast.token("alice")
+    async with streamed(cast.server, token, variables, last_event_id=last_event_id) as stream:
         message = await stream.message()
         assert message is not None and message.event == "next" and message.id is None
-        assert [e["extensions"]["code"] for e in message.data["errors"]] == ["invalid_input"]
+        [error] = message.data["errors"]
+        assert error["extensions"]["code"] == "invalid_input"
         done = await stream.message()
         assert done is not None and done.event == "complete"
+    return str(error["message"])
+
+
+async def test_a_malformed_last_event_id_is_invalid_input_naming_the_header(cast: Cast) -> None:
+    from_header = await refusal(cast, {"after": "0"}, last_event_id="-1")
+    assert from_header.startswith("Last-Event-ID header: '-1' is not an event cursor")
+    from_argument = await refusal(cast, {"after": "x9"}, last_event_id=None)
+    assert from_argument.startswith("after: 'x9' is not an event cursor")
 
 
 async def test_filters_and_visibility_hold_over_sse(cast: Cast) -> None:

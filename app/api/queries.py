@@ -39,12 +39,13 @@ def task_id(value: str | None, label: str) -> str | None:
     return None if value is None else shapes.check("task_id", value, label)
 
 
-def event_cursor(after: str | None) -> int | None:
-    """An event cursor is the event's seq, as a string of digits."""
+def event_cursor(after: str | None, source: str = "after") -> int | None:
+    """An event cursor is the event's seq, as a string of digits; `source` names where the
+    value came from, for the error."""
     if after is None:
         return None
     if not (after.isascii() and after.isdigit() and len(after) <= 18):
-        raise InvalidInput(f"after: {after[:80]!r} is not an event cursor")
+        raise InvalidInput(f"{source}: {after[:80]!r} is not an event cursor")
     return int(after)
 
 

@@ -45,6 +45,7 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
 from app.api.context import Context
 from app.api.errors import RateLimited
+from app.api.queries import event_cursor
 from app.api.ws import GOING_AWAY, REVOKED, connections_of
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
@@ -87,14 +88,15 @@ def is_event_stream(connection: HTTPConnection) -> bool:
     return any(part.split(";", 1)[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
 
 
-def resumes_after(connection: HTTPConnection, after: str | None) -> str | None:
+def resumes_after(connection: HTTPConnection, after: str | None) -> int | None:
     """The cursor a subscription starts after: an SSE request's `Last-Event-ID` (the last
-    event its client received before reconnecting), else the `after` argument."""
+    event its client received before reconnecting), else the `after` argument. A value
+    that is not a cursor is refused naming where it came from."""
     if connection.scope["type"] == "http":
         last = connection.headers.get("last-event-id")
         if last:
-            return last.strip()
-    return after
+            return event_cursor(last.strip(), "Last-Event-ID header")
+    return event_cursor(after)
 
 
 def sending(connection: HTTPConnection, cursor: str) -> None:

@@ -10,7 +10,6 @@ import strawberry
 from app.api import sse
 from app.api.batches import batch_sender
 from app.api.delivery import direct_sender
-from app.api.queries import event_cursor
 from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
 from app.domain.errors import InvalidInput
@@ -43,7 +42,7 @@ class Subscription:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
-        start = event_cursor(sse.resumes_after(ctx.request, after))
+        start = sse.resumes_after(ctx.request, after)
         with sse.stream_place(ctx.request, viewer):
             stream = events_for(ctx.hub, ctx.store, viewer, filters, start)
             if sse.is_event_stream(ctx.request):
@@ -77,7 +76,7 @@ class Subscription:
         viewer = await ctx.viewer()
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
         size = batch_size_checked(batch_size)
-        start = event_cursor(sse.resumes_after(ctx.request, after))
+        start = sse.resumes_after(ctx.request, after)
         sender = batch_sender(info)
         fields = sender.fields if sender is not None else None
         with sse.stream_place(ctx.request, viewer):
