@@ -126,3 +126,31 @@ def test_an_invalid_schedule_is_refused_over_the_api_and_nothing_is_made(
         "schedules": []
     }
     assert "Traceback" not in api_server.output()
+
+
+def test_a_cron_longer_than_its_200_characters_is_refused_on_every_backend(
+    api_server: Any,
+) -> None:
+    """The stored column holds 200 characters: one more is `invalid_input` (PostgreSQL
+    would otherwise refuse the row, SQLite keep it), and exactly 200 is kept whole."""
+    owner = api_server.owner_token
+    api_server.register(owner, "ticker")
+    minutes = ",".join(str(m) for m in range(60))
+    longest = f"{minutes} 0,1,2,3,4,5,6,7,8,9,10,2 * * *"
+    assert len(longest) == 200
+    made = {"project": "long-cron", "assignee": "admin/ticker", "packet": PACKET}
+    for too_long in (longest + " ", ",".join(["0"] * 10_000) + " * * * *"):
+        body = api_server.run(
+            "mutations/create_schedule", {"input": {**made, "cron": too_long}}, owner
+        )
+        [error] = body["errors"]
+        assert error["extensions"] == {"code": "invalid_input"}
+        assert error["message"] == f"cron: at most 200 characters, not {len(too_long)}"
+    kept = api_server.run_data(
+        "mutations/create_schedule", {"input": {**made, "cron": longest}}, owner
+    )["create_schedule"]
+    assert kept["cron"] == longest
+    [listed] = api_server.run_data("queries/schedules", {"project": "long-cron"}, owner)[
+        "schedules"
+    ]
+    assert listed["cron"] == longest

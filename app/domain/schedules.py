@@ -46,6 +46,8 @@ JSON = dict[str, Any]
 
 CATCH_UP = ("skip", "one")
 EVERY_SECONDS_MAX = 2**31 - 1  # the column is a 32-bit integer: about 68 years
+# The column holds 200 characters; five fields need far fewer (every minute listed is 170).
+CRON_MAX = 200
 # starts_at and ends_at lie in [EARLIEST, LATEST) UTC: every due time, even 68 years past
 # LATEST, is a four-digit year, stored as fixed-width text and read back.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -155,6 +157,8 @@ def _check_rule(cron: str | None, every_seconds: int | None) -> None:
 
 def check_cron(cron: str) -> str:
     """A five-field cron expression (minute resolution) that matches at least once."""
+    if isinstance(cron, str) and len(cron) > CRON_MAX:
+        raise InvalidInput(f"cron: at most {CRON_MAX} characters, not {len(cron)}")
     if not isinstance(cron, str) or len(cron.split()) != 5:
         raise InvalidInput(f"cron {cron!r} must have 5 fields: minute hour day month weekday")
     try:
