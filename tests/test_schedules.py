@@ -24,16 +24,17 @@ from factory import (
     packet,
     result,
 )
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from app import service
 from app.domain.clock import now, parse_rfc3339
 from app.domain.errors import Forbidden, InvalidInput, NotFound
 from app.domain.schedules import Schedule
+from app.service import schedules as service_schedules
 from app.service.scheduler import Scheduler
 from app.service.schedules import ScheduleInput
 from app.storage.repositories.schedules import schedule_runs, schedules
-from app.storage.store import Store, tasks
+from app.storage.store import Store, events, tasks
 
 pytestmark = pytest.mark.cast
 
@@ -412,3 +413,41 @@ async def test_times_are_stored_in_utc(store: Store) -> None:
     made = await make(store, starts_at="2030-06-01T09:00:00+02:00", every_seconds=86400)
     assert made.next_run_at == datetime(2030, 6, 1, 7, tzinfo=UTC)
     assert (await stored(store, made.id)).starts_at == datetime(2030, 6, 1, 7, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("fault", ["exception", "statement"])
+async def test_a_run_that_fails_unexpectedly_keeps_nothing_and_stops_no_other(
+    store: Store, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """The failing run had written its task when it failed (by an exception, or by a
+    statement the database refused, which on PostgreSQL aborts the transaction): that is
+    undone, the reason is on its schedule, which is due again a minute later; the schedule
+    beside it ran, in the same transaction."""
+    failing, other = await make(store), await make(store)
+    hand_off = service_schedules.create_in
+
+    async def fails_after_writing(tx: Any, *args: Any) -> Any:
+        task = await hand_off(tx, *args)
+        if args[-1][0] == failing.id:
+            if fault == "statement":
+                await tx.conn.execute(text("SELECT * FROM no_such_table"))
+            raise RuntimeError("the disk is full")
+        return task
+
+    monkeypatch.setattr(service_schedules, "create_in", fails_after_writing)
+    at = max(failing.next_run_at, other.next_run_at) + timedelta(milliseconds=1)  # type: ignore[type-var]
+    assert await run_at(store, at) == 2
+    assert await counts(store) == (2, 1, 1)
+    assert len(await scheduled_tasks(store, other.id)) == 1
+    after = await stored(store, failing.id)
+    assert (after.runs, after.last_task_id, after.next_run_at) == (
+        0,
+        None,
+        at + timedelta(seconds=60),
+    )
+    assert after.last_error is not None
+    expected = "RuntimeError: the disk is full" if fault == "exception" else "no_such_table"
+    assert "the scheduler's run failed (" in after.last_error and expected in after.last_error
+    async with store.read() as tx:
+        [event_tasks] = await tx.one(select(func.count(func.distinct(events.c.task_id))))
+    assert event_tasks == 1  # the failed run's events are gone with its task

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from factory import PACKET
-from sqlalchemy import update
+from server import persons
+from sqlalchemy import select, update
 
-from app.domain.clock import parse_rfc3339, rfc3339
+from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.storage.repositories.schedules import schedules
 from app.storage.store import Store
 
@@ -154,3 +155,76 @@ def test_a_cron_longer_than_its_200_characters_is_refused_on_every_backend(
         "schedules"
     ]
     assert listed["cron"] == longest
+
+
+async def _corrupt(url: str, schedule_id: str, **values: Any) -> None:
+    """Write the schedule's row as an older server could have left it."""
+    store = Store(url)
+    try:
+        async with store.write() as tx:
+            await tx.conn.execute(
+                update(schedules).where(schedules.c.id == schedule_id).values(**values)
+            )
+    finally:
+        await store.close()
+
+
+async def _rows(url: str, *schedule_ids: str) -> dict[str, Any]:
+    store = Store(url)
+    try:
+        async with store.read() as tx:
+            found = await tx.rows(select(schedules).where(schedules.c.id.in_(schedule_ids)))
+    finally:
+        await store.close()
+    return {row.id: row for row in found}
+
+
+async def test_a_schedule_that_cannot_run_stops_no_other_owners_schedule(  # type: ignore[no-untyped-def]
+    start_server, database_url
+) -> None:
+    """One schedule whose stored times do not parse, another whose stored time zone no
+    longer exists: each says why on its row and is set aside, and another owner's schedule
+    still hands off its tasks."""
+    server = start_server()
+    owner = server.owner_token
+    server.register(owner, "ticker")
+    old = persons(server, "olduser")["olduser"]
+    due = rfc3339(now() - timedelta(minutes=1))
+    made = {"assignee": "admin/ticker", "packet": PACKET, "every_seconds": 3600}
+    unreadable, no_zone, never_due = (
+        server.run_data("mutations/create_schedule", {"input": {**made, "project": p}}, old)[
+            "create_schedule"
+        ]["id"]
+        for p in ("unreadable", "no-zone", "never-due")
+    )
+    await _corrupt(
+        database_url, unreadable, created_at="Thu, 03 Dec 2026 14:00:00 GMT", next_run_at=due
+    )
+    await _corrupt(
+        database_url,
+        no_zone,
+        cron="* * * * *",
+        every_seconds=None,
+        timezone="Mars/Olympus",
+        next_run_at=due,
+    )
+    # an unreadable next_run_at that sorts after every real one: never claimed, in no one's way
+    await _corrupt(database_url, never_due, next_run_at="Thu, 03 Dec 2026 14:00:00 GMT")
+    good = _schedule(server, owner, every_seconds=1)
+    deadline = time.monotonic() + 15
+    while _mine(server, owner)["runs"] < 1:
+        assert time.monotonic() < deadline, "the other owner's schedule never ran"
+        time.sleep(0.1)
+    tasks = server.run_data("queries/tasks", {"project": "ticks"}, owner)["tasks"]
+    assert tasks["total_count"] >= 1 and good["project"] == "ticks"
+    rows = await _rows(database_url, unreadable, no_zone)
+    assert "could not read the stored schedule (ValueError" in rows[unreadable].last_error
+    assert "run failed (ZoneInfoNotFoundError" in rows[no_zone].last_error
+    for row in rows.values():
+        assert row.runs == 0 and row.next_run_at > due  # set aside: not due again at once
+    [shown] = server.run_data("queries/schedules", {"project": "no-zone"}, old)["schedules"]
+    assert shown["last_error"] == rows[no_zone].last_error and shown["runs"] == 0
+    while _mine(server, owner)["runs"] < 3:  # each round after the first one too
+        assert time.monotonic() < deadline + 10, "the other owner's schedule stopped"
+        time.sleep(0.1)
+    assert server.alive() and "round failed" not in server.output()

@@ -10,10 +10,11 @@ schedule's advance (runs, last_run_at, last_task_id, last_error, next_run_at).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from app.domain import schedules, shapes
 from app.domain.clock import new_id, now, rfc3339
@@ -32,6 +33,7 @@ from app.service.inputs import (
     RequestCapabilityInput,
     as_json,
 )
+from app.storage.repositories.schedules import Unreadable
 from app.storage.store import Store, Tx
 
 __all__ = [
@@ -46,6 +48,8 @@ __all__ = [
     "schedules_of",
     "update_schedule",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -235,6 +239,10 @@ async def _check_assignee(tx: Tx, schedule: Schedule) -> None:
 # Schedules claimed per transaction: one commit for several runs when many are due at once,
 # few enough that a transaction stays short.
 CLAIM_LIMIT = 20
+# A schedule whose run failed unexpectedly (or whose row cannot be read) is due again after
+# this long: a passing fault heals, a lasting one is logged about once a minute.
+RETRY_FAILED = timedelta(seconds=60)
+ERROR_MAX = 500  # characters of that failure's description kept in last_error
 
 
 @dataclass(frozen=True)
@@ -254,8 +262,28 @@ async def run_due(store: Store, at: datetime, limit: int = CLAIM_LIMIT) -> int:
     async with store.write() as tx:
         claimed = await tx.schedules.claim_due(at, limit)
         for schedule in claimed:
-            await _advance(tx, schedule, at)
+            await _advance_alone(tx, schedule, at)
     return len(claimed)
+
+
+async def _advance_alone(tx: Tx, schedule: Schedule | Unreadable, at: datetime) -> None:
+    """Advance one claimed schedule without the others depending on it: one whose row
+    cannot be read, or whose run fails unexpectedly, has nothing of that run kept, says why
+    in last_error (and the log), and is due again only RETRY_FAILED later."""
+    if isinstance(schedule, Unreadable):
+        error = f"the scheduler could not read the stored schedule ({schedule.error})"
+        log.error("schedule %s: %s", schedule.id, error)
+    else:
+        try:
+            async with tx.savepoint():
+                await _advance(tx, schedule, at)
+            return
+        except Exception as failure:
+            log.exception("schedule %s: its run failed", schedule.id)
+            error = f"the scheduler's run failed ({type(failure).__name__}: {failure})"
+    retry = RETRY_FAILED.total_seconds()
+    error = f"{error[:ERROR_MAX]}; it is tried again every {retry:g} s"
+    await tx.schedules.set_aside(schedule.id, error, at + RETRY_FAILED)
 
 
 async def _advance(tx: Tx, schedule: Schedule, at: datetime) -> None:

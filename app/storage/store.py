@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, Engine, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.gate import GateRule
@@ -266,9 +266,28 @@ class Tx:
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
+        self._savepoints = 0  # savepoints made: each one's name is new
 
     async def rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]:
         return list((await self.conn.execute(stmt, params)).all())
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        """What the block writes is undone when it raises, and the transaction goes on (on
+        PostgreSQL too, where a failed statement aborts the transaction up to the last
+        savepoint). Plain SQL statements: the same on every way a Tx is driven."""
+        self._savepoints += 1
+        name = f"sp_{self._savepoints}"
+        last_seq = self.last_seq
+        await self.conn.execute(text(f"SAVEPOINT {name}"))
+        try:
+            yield
+        except Exception:  # (a cancellation ends the whole transaction instead)
+            await self.conn.execute(text(f"ROLLBACK TO SAVEPOINT {name}"))
+            await self.conn.execute(text(f"RELEASE SAVEPOINT {name}"))
+            self.last_seq = last_seq  # the events appended inside are gone
+            raise
+        await self.conn.execute(text(f"RELEASE SAVEPOINT {name}"))
 
     async def one(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
         return (await self.conn.execute(stmt, params)).first()

@@ -7,6 +7,7 @@ Times are stored as fixed-width UTC RFC 3339 text (`rfc3339`), which sorts in ti
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,7 +41,17 @@ _DUE = (
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
 )
+_SET_ASIDE = _UPDATE.values(last_error=bindparam("error"), next_run_at=bindparam("until"))
 _EARLIEST = select(func.min(schedules.c.next_run_at)).where(schedules.c.paused.is_(False))
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A claimed schedule whose stored row does not make a Schedule (a time that does not
+    parse, as an older server could have left it): its id, and why."""
+
+    id: str
+    error: str
 
 
 def schedule_from_row(row: Any) -> Schedule:
@@ -49,6 +60,13 @@ def schedule_from_row(row: Any) -> Schedule:
         if fields[name] is not None:
             fields[name] = parse_rfc3339(fields[name])
     return Schedule(**fields)
+
+
+def _claimed(row: Any) -> Schedule | Unreadable:
+    try:
+        return schedule_from_row(row)
+    except (ValueError, TypeError, OverflowError) as error:
+        return Unreadable(row._mapping["id"], f"{type(error).__name__}: {error}")
 
 
 def schedule_to_row(schedule: Schedule) -> dict[str, Any]:
@@ -90,11 +108,19 @@ class Schedules(Repository):
             stmt = stmt.where(schedules.c.project == project)
         return [schedule_from_row(r) for r in await self.tx.rows(stmt)]
 
-    async def claim_due(self, now: datetime, limit: int) -> list[Schedule]:
+    async def claim_due(self, now: datetime, limit: int) -> list[Schedule | Unreadable]:
         """Up to `limit` schedules due at `now` (next_run_at <= now, not paused), those due
-        longest ago first, locked for this transaction; none that another transaction holds."""
+        longest ago first, locked for this transaction; none that another transaction holds.
+        A row that cannot be read comes as `Unreadable`, so that it stops no other one."""
         rows = await self.tx.rows(_DUE, {"now": rfc3339(now), "limit": limit})
-        return [schedule_from_row(row) for row in rows]
+        return [_claimed(row) for row in rows]
+
+    async def set_aside(self, schedule_id: str, error: str, until: datetime) -> None:
+        """A schedule that could not run: why, on the schedule, and not due before `until`."""
+        await self.tx.conn.execute(
+            _SET_ASIDE,
+            {"where_id": schedule_id, "error": error, "until": rfc3339(until)},
+        )
 
     async def earliest_due(self) -> datetime | None:
         """The earliest next_run_at of any schedule; None when nothing is due ever."""
