@@ -50,7 +50,11 @@ class Receiver:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                length = int(self.headers.get("content-length", 0))
+                body = self.rfile.read(length)
+                if len(body) < length:  # the sender died mid-request: nothing to answer
+                    self.close_connection = True
+                    return
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status = receiver.answer(Received(headers, body, 0))
                 with receiver.lock:
