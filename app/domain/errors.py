@@ -66,5 +66,9 @@ class Conflict(ProtocolError):
     code = "conflict"
 
 
+class ChangedConcurrently(Conflict):
+    """The task changed between this command's read and its write: read again and retry."""
+
+
 class TurnBudgetExhausted(ProtocolError):
     code = "turn_budget_exhausted"

@@ -42,7 +42,7 @@ async def _simple(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         recorded.move(task, verb, to_state, note=note)
 
-    return await run_verb(store, actor, task_id, verb, expected_version, act)
+    return await run_verb(store, actor, task_id, verb, expected_version, act, alone=True)
 
 
 async def approve_handoff(
@@ -126,7 +126,7 @@ async def stop_run(
         recorded.move(task, "stop_run", "waiting", waiting_on="stopped", note=reason)
         task.resume_to = resume_to
 
-    return await run_verb(store, actor, task_id, "stop_run", expected_version, act)
+    return await run_verb(store, actor, task_id, "stop_run", expected_version, act, alone=True)
 
 
 async def answer(
@@ -137,7 +137,7 @@ async def answer(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         recorded.move(task, "answer", moves.resume_target(task), kind="answered", note=answer)
 
-    return await run_verb(store, actor, task_id, "answer", expected_version, act)
+    return await run_verb(store, actor, task_id, "answer", expected_version, act, alone=True)
 
 
 async def resume_run(
@@ -146,7 +146,7 @@ async def resume_run(
     async def act(tx: Tx, task: Task, recorded: Moves) -> None:
         recorded.move(task, "resume_run", moves.resume_target(task))
 
-    return await run_verb(store, actor, task_id, "resume_run", expected_version, act)
+    return await run_verb(store, actor, task_id, "resume_run", expected_version, act, alone=True)
 
 
 async def cancel_task(

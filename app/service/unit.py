@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from app.domain import moves, shapes
 from app.domain.clock import now, rfc3339
-from app.domain.errors import Conflict, NotFound
+from app.domain.errors import ChangedConcurrently, Conflict, NotFound
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.table import table
@@ -16,6 +16,7 @@ from app.observability import tracing
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
+ALONE_TRIES = 3  # a move tried as one write, before it takes the task's lock instead
 
 
 async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool = False) -> Task:
@@ -84,11 +85,13 @@ async def run_verb(
     verb: str,
     expected_version: int | None,
     act: Act,
+    alone: bool = False,
 ) -> Task:
     """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
-    are on (app/observability/tracing.py)."""
+    are on (app/observability/tracing.py). `alone`: `act` makes no statement, so the move
+    may be tried first as its one guarded write (`_move_alone`)."""
     if not tracing.enabled():
-        return await _run_verb(store, actor, task_id, verb, expected_version, act)
+        return await _run_verb(store, actor, task_id, verb, expected_version, act, alone)
     with tracing.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
 
         async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
@@ -96,7 +99,7 @@ async def run_verb(
             await act(tx, task, recorded)
             s.set_attribute("prickle.to_state", task.state)
 
-        return await _run_verb(store, actor, task_id, verb, expected_version, traced)
+        return await _run_verb(store, actor, task_id, verb, expected_version, traced, alone)
 
 
 async def _run_verb(
@@ -106,8 +109,17 @@ async def _run_verb(
     verb: str,
     expected_version: int | None,
     act: Act,
+    alone: bool = False,
 ) -> Task:
     """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
+    for _ in range(ALONE_TRIES if alone else 0):
+        try:
+            moved = await _move_alone(store, actor, task_id, verb, expected_version, act)
+        except ChangedConcurrently:
+            continue  # moved meanwhile: read it again
+        if moved is not None:
+            return moved
+        break  # it resumes its parent: that takes a transaction
     async with store.write() as tx:
         task = await visible_task(tx, actor, task_id, for_update=True)
         check_version(task, expected_version)
@@ -121,6 +133,32 @@ async def _run_verb(
             await tx.events.append(recorded.events)
         else:
             await tx.events.append(recorded.events, moved=(task, old_version))
+    return task
+
+
+async def _move_alone(
+    store: Store,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    expected_version: int | None,
+    act: Act,
+) -> Task | None:
+    """The move as one write: the task read without a lock, checked, and moved by the
+    statement that also appends its events, only if the task is still at the version read
+    (`ChangedConcurrently` if not: nothing was written). A later move of the task still
+    draws a later seq: its update waits for the earlier one's row lock, then finds the
+    version changed. None, with nothing written, when the move would resume a parent."""
+    async with store.write(alone=True) as tx:
+        task = await visible_task(tx, actor, task_id)
+        check_version(task, expected_version)
+        moves.check(task, verb, actor)
+        old_version = task.version
+        recorded = Moves(actor)
+        await act(tx, task, recorded)
+        if may_resume_parent(task):
+            return None
+        await tx.events.append(recorded.events, moved=(task, old_version))
     return task
 
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.domain.gate import GateRule
@@ -73,9 +74,14 @@ class Store:
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[Tx]:
+    async def write(self, alone: bool = False) -> AsyncIterator[Tx]:
+        """A write transaction. `alone`: the block's only write is its last statement, which
+        checks what the block read (a move guarded by the task's version); on PostgreSQL
+        the block then runs without BEGIN and COMMIT, each statement committing by itself,
+        saving two round trips. Elsewhere, and while statements are listened to, it is an
+        ordinary transaction."""
         if self._write_lock is None:
-            async with self._transaction(write=True) as tx:
+            async with self._transaction(write=True, alone=alone) as tx:
                 yield tx
         else:
             async with self._write_lock, self._transaction(write=True) as tx:
@@ -118,7 +124,7 @@ class Store:
         return self._blocking or self.engine.sync_engine
 
     @asynccontextmanager
-    async def _transaction(self, write: bool) -> AsyncIterator[Tx]:
+    async def _transaction(self, write: bool, alone: bool = False) -> AsyncIterator[Tx]:
         if self._blocking is not None:
             if write:  # writes take turns (the write lock): one connection serves them all
                 writer = self._sqlite_writer()
@@ -135,8 +141,12 @@ class Store:
         async with self.engine.connect() as conn:
             if write and self.sqlite:
                 conn = await conn.execution_options(sqlite_write=True)
-            async with conn.begin():
-                yield Tx(conn, self.sqlite, self.horizon)
+            if self.sqlite or _listened(conn):
+                async with conn.begin():  # listened to: every statement through SQLAlchemy
+                    yield Tx(conn, self.sqlite, self.horizon)
+                return
+            async with _on_driver(conn, transactional=not alone) as on_driver:
+                yield Tx(on_driver, False, self.horizon)
 
     def _sqlite_writer(self) -> Connection:
         """The connection the store's SQLite writes use, kept open between them: no pool
@@ -230,6 +240,67 @@ async def _driven(writer: Connection) -> AsyncIterator[_OnLoop]:
                 driver.rollback()
 
 
+def _listened(conn: AsyncConnection) -> bool:
+    """Whether anything listens to the connection's statements (traces, tests)."""
+    return conn.sync_connection is not None and bool(
+        conn.sync_connection.dispatch.before_cursor_execute
+    )
+
+
+@asynccontextmanager
+async def _on_driver(conn: AsyncConnection, transactional: bool) -> AsyncIterator[_OnDriver]:
+    """PostgreSQL: a transaction begun (at its first statement) and ended on SQLAlchemy's
+    asyncpg adapter, without SQLAlchemy's transaction machinery around it; not
+    `transactional`, each statement commits by itself. A statement sent through SQLAlchemy
+    joins the adapter's transaction, beginning it if none is open, and SQLAlchemy then
+    ends it instead."""
+    assert conn.sync_connection is not None
+    adapter: Any = conn.sync_connection.connection.dbapi_connection
+    on_driver = _OnDriver(conn, adapter, transactional)
+    ended = False
+    try:
+        yield on_driver
+        if conn.in_transaction():
+            await conn.commit()
+        elif adapter._transaction is not None:
+            await adapter._call_and_discard(adapter._transaction.commit)
+        ended = True
+    finally:
+        if not ended:
+            with suppress(Exception):  # the connection may be gone: the pool drops it
+                if conn.in_transaction():
+                    await conn.rollback()
+                elif adapter._transaction is not None:
+                    await adapter._call_and_discard(adapter._transaction.rollback)
+
+
+class _OnDriver:
+    """PostgreSQL: an `AsyncConnection` behind the `await conn.execute(...)` that Tx uses;
+    a statement marked `direct` goes straight to asyncpg (app/storage/direct.py)."""
+
+    __slots__ = ("adapter", "conn", "transactional")
+
+    def __init__(self, conn: AsyncConnection, adapter: Any, transactional: bool) -> None:
+        self.conn = conn
+        self.adapter = adapter
+        self.transactional = transactional
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        found = marked(statement)
+        if found is not None:
+            if self.transactional and self.adapter._transaction is None:
+                await self.adapter._start_transaction()
+            try:
+                done = await found.run_on(self.adapter, self.conn.dialect, parameters)
+            except DBAPIError as error:
+                if self.conn.dialect.is_disconnect(error.orig, self.adapter, None):  # type: ignore[arg-type]
+                    await self.conn.invalidate(error)  # the pool opens a new one
+                raise
+            if done is not None:
+                return done
+        return await self.conn.execute(statement, parameters)
+
+
 class _OnLoop:
     """A blocking SQLite connection behind the `await conn.execute(...)` that Tx uses; a
     statement marked `direct` goes straight to the driver (app/storage/direct.py) unless
@@ -258,7 +329,10 @@ class Tx:
     """One transaction's view of the database: its repositories share its connection."""
 
     def __init__(
-        self, conn: AsyncConnection | _OnLoop, sqlite: bool, horizon: Horizon | None = None
+        self,
+        conn: AsyncConnection | _OnLoop | _OnDriver,
+        sqlite: bool,
+        horizon: Horizon | None = None,
     ) -> None:
         self.conn = conn
         self.sqlite = sqlite

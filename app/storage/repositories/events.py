@@ -55,12 +55,14 @@ _ADVANCE_COUNTER = direct(
 _LAST_SEQ = select(counter.c.last_seq).where(counter.c.id == 1)
 # PostgreSQL: the transaction id first (MATERIALIZED: taken before any seq is drawn), then
 # the seqs, and the announcement of the newest on commit: one round trip
-_DRAW = text(
-    "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
-    f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
-    "  FROM me, generate_series(1, :count))"
-    " SELECT array_agg(seq ORDER BY seq),"
-    f" pg_notify('{NOTIFY_CHANNEL}', max(seq)::text) FROM drawn"
+_DRAW = direct(
+    text(
+        "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
+        f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
+        "  FROM me, generate_series(1, :count))"
+        " SELECT array_agg(seq ORDER BY seq),"
+        f" pg_notify('{NOTIFY_CHANNEL}', max(seq)::text) FROM drawn"
+    )
 )
 _LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
 # N, the next transaction id: `age()` measures from it, read at its first call in the
@@ -120,7 +122,7 @@ def _moving(changed: tuple[str, ...], count: int) -> TextClause:
     typed += [
         bindparam(f"e{i}_{c}", type_=events.c[c].type) for i in range(count) for c in _EVENT_COLUMNS
     ]
-    return text(sql).bindparams(*typed)
+    return direct(text(sql).bindparams(*typed))
 
 
 def _cast(param: str, column: str) -> str:

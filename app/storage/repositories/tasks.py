@@ -13,7 +13,7 @@ import orjson
 from sqlalchemy import JSON, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import Conflict
+from app.domain.errors import ChangedConcurrently, Conflict
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.direct import direct
@@ -25,7 +25,7 @@ tasks = table_of(TaskRow)
 _JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
 _INSERT = direct(insert(tasks))
 _BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
-_BY_ID_LOCKED = _BY_ID.with_for_update()
+_BY_ID_LOCKED = direct(_BY_ID.with_for_update())
 _UPDATE = direct(
     update(tasks).where(
         tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
@@ -96,8 +96,8 @@ class Tasks(Repository):
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
 
 
-def changed_concurrently(task_id: str) -> Conflict:
-    return Conflict(f"task {task_id} changed concurrently; read it again and retry")
+def changed_concurrently(task_id: str) -> ChangedConcurrently:
+    return ChangedConcurrently(f"task {task_id} changed concurrently; read it again and retry")
 
 
 def _kept(row: dict[str, Any]) -> dict[str, Any]:
