@@ -26,15 +26,17 @@ ROUNDS = 15  # moves per task
 
 @pytest.fixture
 def commits_out_of_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each writer lingers a random while between drawing its seqs and committing."""
-    append = Events.append
+    """Each writer lingers a random while between drawing its seqs and committing. Every
+    write is then a transaction: a move run `alone` would have committed before it."""
+    append, write = Events.append, Store.write
 
-    async def lingering(self, new, moved=None):  # type: ignore[no-untyped-def]
-        appended = await append(self, new, moved)
+    async def lingering(self, new, moved=None, created=None):  # type: ignore[no-untyped-def]
+        appended = await append(self, new, moved, created)
         await asyncio.sleep(random.random() * 0.015)
         return appended
 
     monkeypatch.setattr(Events, "append", lingering)
+    monkeypatch.setattr(Store, "write", lambda self, alone=False: write(self))
 
 
 async def _tasks(store: Store, count: int) -> list[str]:

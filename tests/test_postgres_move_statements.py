@@ -1,17 +1,23 @@
-"""A move on PostgreSQL runs a fixed, small number of statements: the task's update, the
-event's seq, its insert and the announcement go to the database as one statement."""
+"""A move on PostgreSQL runs a fixed, small number of statements: the task's update (or
+insert), the rows that go with it, the events' seqs, their insert and the announcement go to
+the database as one statement, which commits by itself when it is the command's only
+write."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import asyncpg
 import pytest
-from factory import BOB, CODER, PLANNER, call, events_of, give, load
+from asyncpg.prepared_stmt import PreparedStatement
+from factory import BOB, CODER, PLANNER, call, events_of, evidence, give, load, result
 from server import BACKEND
 from sqlalchemy import event
 from sqlalchemy.engine.default import CacheStats
 
-from app.storage.store import Store
+from app.domain.errors import ProtocolError
+from app.storage.store import Store, results
 
 pytestmark = [
     pytest.mark.cast,
@@ -60,13 +66,45 @@ async def counted(
     return statements.sent
 
 
-async def test_a_move_is_begin_lock_one_statement_and_commit(store: Store) -> None:
+class Sent:
+    """Every round trip the store makes to PostgreSQL through asyncpg, by its first word:
+    prepared statements, and the plain commands that begin and end transactions."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        fetch, execute = PreparedStatement.fetch, asyncpg.Connection.execute
+
+        async def prepared(statement: Any, *args: Any, **kw: Any) -> Any:
+            self.sent.append(statement.get_query().split()[0].upper())
+            return await fetch(statement, *args, **kw)
+
+        async def plain(conn: Any, query: str, *args: Any, **kw: Any) -> Any:
+            self.sent.append(query.split()[0].upper().rstrip(";"))
+            return await execute(conn, query, *args, **kw)
+
+        monkeypatch.setattr(PreparedStatement, "fetch", prepared)
+        monkeypatch.setattr(asyncpg.Connection, "execute", plain)
+
+    def take(self) -> list[str]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+async def test_a_move_is_two_round_trips_and_a_handoff_four(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await give(store, PLANNER, assignee="bob/coder")  # founds the project
+    sent = Sent(monkeypatch)
     task = await give(store, PLANNER, assignee="bob/coder")
+    # the assignee's standing, the gate's rules, the project; then the task, its events and
+    # their announcement in one statement that commits by itself
+    assert sent.take() == ["SELECT", "SELECT", "SELECT", "WITH"]
     for verb in ("accept_task", "start_task"):
-        assert await counted(store, verb, CODER, task.id) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
-    # a result also reads the result rules and stores the result
-    sent = await counted(store, "return_result", CODER, task.id)
-    assert sent == ["BEGIN", "SELECT", "SELECT", "INSERT", "WITH", "COMMIT"]
+        await call(store, verb, CODER, task.id)
+        assert sent.take() == ["SELECT", "WITH"]  # the task; its guarded move
+    # a first result also reads the result rules; the result rides on the move
+    await call(store, "return_result", CODER, task.id)
+    assert sent.take() == ["SELECT", "SELECT", "WITH"]
     moved = await load(store, task.id)
     logged = await events_of(store, task.id)
     verbs = ["handoff", "handoff", "accept_task", "start_task", "return_result", "return_result"]
@@ -74,6 +112,45 @@ async def test_a_move_is_begin_lock_one_statement_and_commit(store: Store) -> No
     assert [e.version for e in logged] == list(range(1, moved.version + 1))
     assert logged[-1].task["state"] == moved.state
     assert [e.seq for e in logged] == sorted(e.seq for e in logged)
+    assert [(r["revision"], r["status"]) for r in await stored_results(store, task.id)] == [
+        (1, "accepted")
+    ]
+
+
+async def test_writes_that_are_not_the_last_run_in_a_transaction(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent = Sent(monkeypatch)
+    task = await give(store, PLANNER, project="strict", assignee="bob/coder")
+    founding = sent.take()  # the project is founded, then the task written: one transaction
+    assert founding[:4] == ["SELECT", "SELECT", "SELECT", "BEGIN"] and founding[-1] == "COMMIT"
+    for verb in ("accept_task", "start_task"):
+        await call(store, verb, CODER, task.id)
+    sent.take()
+    # require_complete_evidence in `strict`: half the evidence sends the result back
+    await call(store, "return_result", CODER, task.id, result=result([evidence([0])]))
+    assert sent.take() == ["SELECT", "SELECT", "WITH"]
+    await call(store, "return_result", CODER, task.id)  # the second revision supersedes it
+    second = sent.take()
+    assert "BEGIN" in second and second[-1] == "COMMIT"
+    stored = [(r["revision"], r["status"]) for r in await stored_results(store, task.id)]
+    assert stored == [(1, "superseded"), (2, "accepted")]
+    done = await load(store, task.id)
+    assert (done.state, done.result["revision"] if done.result else None) == ("completed", 2)
+
+
+async def test_a_move_against_a_concurrent_one_reads_again(store: Store) -> None:
+    """Ten accept_task at once: one moves the task, the others read it again and are
+    refused as the move's second caller is; the log has one accept."""
+    task = await give(store, PLANNER, assignee="bob/coder")
+    tried = await asyncio.gather(
+        *(call(store, "accept_task", CODER, task.id) for _ in range(10)), return_exceptions=True
+    )
+    moved = [t for t in tried if not isinstance(t, Exception)]
+    refused = [t for t in tried if isinstance(t, ProtocolError)]
+    assert len(moved) == 1 and len(refused) == 9, tried
+    assert {e.code for e in refused} == {"invalid_state"}
+    assert [e.verb for e in await events_of(store, task.id)].count("accept_task") == 1
 
 
 async def test_the_move_statement_is_compiled_once_and_reused(store: Store) -> None:
@@ -96,3 +173,11 @@ async def test_a_move_that_resumes_two_tasks_logs_both(store: Store) -> None:
     await call(store, "cancel_task", BOB, child.id)
     assert (await load(store, parent.id)).state == "accepted"
     assert [e.verb for e in await events_of(store, parent.id)][-1] == "cancel_task"
+
+
+async def stored_results(store: Store, task_id: str) -> list[Any]:
+    async with store.read() as tx:
+        rows = await tx.rows(
+            results.select().where(results.c.task_id == task_id).order_by(results.c.revision)
+        )
+    return [r._mapping for r in rows]

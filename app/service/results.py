@@ -53,8 +53,9 @@ async def return_result(
         )
         task.result = body
         if previous is not None:  # a first result has no earlier revision to supersede
+            await tx.begin()
             await tx.results.supersede(task.id, body["revision"])
-        await tx.results.insert(
+        tx.results.insert_with_move(
             {
                 "id": new_id(),
                 "task_id": task.id,
@@ -68,7 +69,7 @@ async def return_result(
         )
         recorded.move(task, "return_result", verdict.to_state, by_system=True, note=verdict.reason)
 
-    return await run_verb(store, actor, task_id, "return_result", expected_version, act)
+    return await run_verb(store, actor, task_id, "return_result", expected_version, act, alone=True)
 
 
 async def _repeated_submission(

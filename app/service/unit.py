@@ -16,7 +16,7 @@ from app.observability import tracing
 from app.storage.store import Store, Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
-ALONE_TRIES = 3  # a move tried as one write, before it takes the task's lock instead
+ALONE_TRIES = 3  # a move tried as one guarded write, before it takes the task's lock
 
 
 async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool = False) -> Task:
@@ -149,17 +149,24 @@ async def _move_alone(
     (`ChangedConcurrently` if not: nothing was written). A later move of the task still
     draws a later seq: its update waits for the earlier one's row lock, then finds the
     version changed. None, with nothing written, when the move would resume a parent."""
-    async with store.write(alone=True) as tx:
-        task = await visible_task(tx, actor, task_id)
-        check_version(task, expected_version)
-        moves.check(task, verb, actor)
-        old_version = task.version
-        recorded = Moves(actor)
-        await act(tx, task, recorded)
-        if may_resume_parent(task):
-            return None
-        await tx.events.append(recorded.events, moved=(task, old_version))
+    try:
+        async with store.write(alone=True) as tx:
+            task = await visible_task(tx, actor, task_id)
+            check_version(task, expected_version)
+            moves.check(task, verb, actor)
+            old_version = task.version
+            recorded = Moves(actor)
+            await act(tx, task, recorded)  # it calls tx.begin() before any write of its own
+            if may_resume_parent(task):
+                raise _ResumesParent  # what act wrote is undone
+            await tx.events.append(recorded.events, moved=(task, old_version))
+    except _ResumesParent:
+        return None
     return task
+
+
+class _ResumesParent(Exception):
+    pass
 
 
 def may_resume_parent(child: Task) -> bool:

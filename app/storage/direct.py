@@ -70,12 +70,15 @@ class Row(tuple[Any, ...]):
 class Result:
     """What the repositories use of a SQLAlchemy result, for rows already fetched."""
 
-    __slots__ = ("_rows", "returns_rows", "rowcount")
+    __slots__ = ("_rows", "returns_rows", "rowcount", "writes")
 
-    def __init__(self, rows: list[Row], rowcount: int, returns_rows: bool) -> None:
+    def __init__(
+        self, rows: list[Row], rowcount: int, returns_rows: bool, writes: bool = False
+    ) -> None:
         self._rows = rows
         self.rowcount = rowcount
         self.returns_rows = returns_rows
+        self.writes = writes  # the statement may have written (or locked) rows
 
     def first(self) -> Row | None:
         return self._rows[0] if self._rows else None
@@ -99,10 +102,12 @@ class Result:
 class _Form:
     """A statement compiled for one set of parameter names."""
 
-    __slots__ = ("arguments", "results", "row", "sql")
+    __slots__ = ("arguments", "results", "row", "sql", "writes")
 
     def __init__(self, compiled: SQLCompiler, names: Sequence[str], dialect: Dialect) -> None:
         self.sql = compiled.string
+        read = self.sql.lstrip()[:6].upper() == "SELECT" and "FOR UPDATE" not in self.sql
+        self.writes = not read  # (a WITH statement is taken to write: the moves' ones do)
         arguments: list[tuple[str, Any, Processor]] = []  # name, fixed value, processor
         for name in compiled.positiontup or ():
             bind = compiled.binds[name]
@@ -223,11 +228,11 @@ class Direct:
         counted = _COUNTED.match(status or "")
         rowcount = int(counted.group(1)) if counted else -1
         if form.row is not None:
-            return Result(form.rows(fetched) if fetched else [], rowcount, True)
+            return Result(form.rows(fetched) if fetched else [], rowcount, True, form.writes)
         # a text() statement: its columns are known only from the prepared statement
         keys = tuple(a.name for a in attributes or ())
         row = _plain_row(keys)
-        return Result([row(r) for r in fetched], rowcount, bool(keys))
+        return Result([row(r) for r in fetched], rowcount, bool(keys), form.writes)
 
 
 _COUNTED = re.compile(r"(?:SELECT|UPDATE|DELETE|INSERT \d+) (\d+)")  # as the adapter reads it

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, text
+from sqlalchemy import Connection, Engine, Table, insert, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -27,7 +27,9 @@ from app.storage.engine import (
     database_url,
     is_sqlite,
     is_sqlite_file,
+    pool_size,
 )
+from app.storage.kept import Kept
 from app.storage.repositories.approvals import Approvals, approvals
 from app.storage.repositories.erasures import Erasures
 from app.storage.repositories.events import NOTIFY_CHANNEL, Events, Horizon, counter, events
@@ -70,6 +72,7 @@ class Store:
         self._write_lock = asyncio.Lock() if self.sqlite else None
         self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
         self._writer: Connection | None = None  # SQLite file: the one connection that writes
+        self._kept = Kept(self.engine, pool_size())  # PostgreSQL: connections between uses
         self.commit_listeners: list[Callable[[int], None]] = []
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
@@ -138,12 +141,17 @@ class Store:
             with self._blocking.connect() as blocking, blocking.begin():
                 yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
             return
-        async with self.engine.connect() as conn:
-            if write and self.sqlite:
-                conn = await conn.execution_options(sqlite_write=True)
-            if self.sqlite or _listened(conn):
+        if self.sqlite:  # in memory: through the async engine
+            async with self.engine.connect() as conn:
+                if write:
+                    conn = await conn.execution_options(sqlite_write=True)
+                async with conn.begin():
+                    yield Tx(conn, True, self.horizon)
+            return
+        async with self._kept.connection() as conn:
+            if _listened(conn):
                 async with conn.begin():  # listened to: every statement through SQLAlchemy
-                    yield Tx(conn, self.sqlite, self.horizon)
+                    yield Tx(conn, False, self.horizon)
                 return
             async with _on_driver(conn, transactional=not alone) as on_driver:
                 yield Tx(on_driver, False, self.horizon)
@@ -162,6 +170,7 @@ class Store:
             self._writer = None
         if self._blocking is not None:
             self._blocking.dispose()
+        await self._kept.close()
         await self.engine.dispose()
 
 
@@ -278,14 +287,20 @@ class _OnDriver:
     """PostgreSQL: an `AsyncConnection` behind the `await conn.execute(...)` that Tx uses;
     a statement marked `direct` goes straight to asyncpg (app/storage/direct.py)."""
 
-    __slots__ = ("adapter", "conn", "transactional")
+    __slots__ = ("adapter", "conn", "transactional", "written")
 
     def __init__(self, conn: AsyncConnection, adapter: Any, transactional: bool) -> None:
         self.conn = conn
         self.adapter = adapter
         self.transactional = transactional
+        self.written = False  # not transactional: the block's one write has committed
+
+    def __getattr__(self, name: str) -> Any:  # the rest of AsyncConnection, as it is
+        return getattr(self.conn, name)
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        if self.written:
+            raise RuntimeError("a statement after the last write of a block run alone")
         found = marked(statement)
         if found is not None:
             if self.transactional and self.adapter._transaction is None:
@@ -297,6 +312,7 @@ class _OnDriver:
                     await self.conn.invalidate(error)  # the pool opens a new one
                 raise
             if done is not None:
+                self.written = done.writes and self.adapter._transaction is None
                 return done
         return await self.conn.execute(statement, parameters)
 
@@ -341,6 +357,21 @@ class Tx:
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
         self._savepoints = 0  # savepoints made: each one's name is new
+        self._riders: list[tuple[Table, dict[str, Any]]] = []
+
+    async def begin(self) -> None:
+        """More than one write follows: in a block run `alone` (`Store.write`), the
+        transaction begins now; elsewhere it is already open."""
+        if isinstance(self.conn, _OnDriver):
+            self.conn.transactional = True
+
+    def ride(self, table: Table, row: dict[str, Any]) -> None:
+        """A row to insert with the task's next write (`Events.append`)."""
+        self._riders.append((table, row))
+
+    def take_riders(self) -> list[tuple[Table, dict[str, Any]]]:
+        riders, self._riders = self._riders, []
+        return riders
 
     async def rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]:
         return list((await self.conn.execute(stmt, params)).all())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table
+from sqlalchemy import Insert, Table, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from app.storage.direct import direct
 
 if TYPE_CHECKING:
     from app.storage.store import Tx
@@ -24,3 +27,9 @@ async def insert_missing(tx: Tx, table: Table, values: dict[str, Any]) -> None:
     first (a plain INSERT would then fail on the primary key)."""
     stmt = (sqlite_insert if tx.sqlite else pg_insert)(table).values(**values)
     await tx.conn.execute(stmt.on_conflict_do_nothing())
+
+
+@functools.cache
+def insert_of(table: Table) -> Insert:
+    """The table's plain INSERT, built once and sent straight to the driver."""
+    return direct(insert(table))

@@ -25,15 +25,26 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, TextClause, bindparam, func, insert, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    Table,
+    TextClause,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
+from sqlalchemy.exc import IntegrityError
 
 from app.domain.events import Event
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.direct import direct
-from app.storage.repositories.base import Repository
-from app.storage.repositories.tasks import changed_concurrently, tasks
+from app.storage.repositories.base import Repository, insert_of
+from app.storage.repositories.tasks import changed_concurrently, refused_insert, tasks
 from app.storage.tables import EventCounterRow, EventRow, table_of
 
 events = table_of(EventRow)
@@ -86,48 +97,79 @@ _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bind
 
 
 Moved = tuple[Task, int]  # a task moved in this transaction, and the version it was loaded at
+Created = tuple[Task, str]  # a task created in this transaction, and its creator's id
 _EVENT_COLUMNS = tuple(c.name for c in events.c if c.name != "seq")
 _PG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
 
 
 @functools.cache
-def _moving(changed: tuple[str, ...], count: int) -> TextClause:
-    """PostgreSQL: update the task (its changed columns, if still at the version loaded),
-    then, only if it was, take the transaction id, draw `count` seqs, insert the events
-    with them and announce the newest, in one statement. No row comes back on a conflict.
-    Built once per (columns, count): the statement and its prepared form are reused."""
-    sets = ", ".join(f"{name} = :t_{name}" for name in changed) or "version = version"
+def _one_write(
+    head: str,
+    columns: tuple[str, ...],
+    count: int,
+    riders: tuple[tuple[Table, tuple[str, ...]], ...],
+) -> TextClause:
+    """PostgreSQL, one statement: the task's write, then, only if it was written, the
+    transaction id, `count` seqs drawn, the events inserted with them, the `riders` (rows
+    of other tables that go with the task's write) inserted, and the newest seq announced.
+
+    `head` "moved" updates the task's changed `columns` if it is still at the version
+    loaded (no row comes back on a conflict); "created" inserts it with `columns`.
+    Built once per shape: the statement and its prepared form are reused."""
+    if head == "moved":
+        sets = ", ".join(f"{name} = :t_{name}" for name in columns) or "version = version"
+        task = (
+            f"UPDATE tasks SET {sets}"
+            "  WHERE id = :where_id AND version = :where_version RETURNING id"
+        )
+    else:
+        given = ", ".join(f":t_{name}" for name in columns)
+        task = f"INSERT INTO tasks ({', '.join(columns)}) VALUES ({given}) RETURNING id"
     values = ", ".join(
-        "(" + ", ".join([str(i + 1)] + [_cast(f"e{i}_{c}", c) for c in _EVENT_COLUMNS]) + ")"
+        "("
+        + ", ".join([str(i + 1)] + [_cast(events, c, f"e{i}_{c}") for c in _EVENT_COLUMNS])
+        + ")"
         for i in range(count)
     )
     names = ", ".join(_EVENT_COLUMNS)
     picked = ", ".join(f"v.{c}" for c in _EVENT_COLUMNS)
+    ridden = "".join(
+        f" r{j} AS (INSERT INTO {table.name} ({', '.join(cols)})"
+        f"  SELECT {', '.join(_cast(table, c, f'r{j}_{c}') for c in cols)} FROM moved),"
+        for j, (table, cols) in enumerate(riders)
+    )
     sql = (
-        f"WITH moved AS (UPDATE tasks SET {sets}"
-        "  WHERE id = :where_id AND version = :where_version RETURNING id),"
+        f"WITH moved AS ({task}),"
         " me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid FROM moved),"
         f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
         f"  FROM me, generate_series(1, {count})),"
         " numbered AS (SELECT seq, row_number() OVER (ORDER BY seq) AS i FROM drawn),"
+        f"{ridden}"
         f" added AS (INSERT INTO events (seq, {names}) SELECT n.seq, {picked}"
         f"  FROM numbered AS n JOIN (VALUES {values}) AS v(i, {names}) ON v.i = n.i"
         "  RETURNING seq)"
         f" SELECT array_agg(seq ORDER BY seq), pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
         " FROM added HAVING count(*) > 0"
     )
-    typed = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in changed]
-    typed += [bindparam("where_id", type_=tasks.c.id.type)]
-    typed += [bindparam("where_version", type_=tasks.c.version.type)]
+    typed = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in columns]
+    if head == "moved":
+        typed += [bindparam("where_id", type_=tasks.c.id.type)]
+        typed += [bindparam("where_version", type_=tasks.c.version.type)]
     typed += [
         bindparam(f"e{i}_{c}", type_=events.c[c].type) for i in range(count) for c in _EVENT_COLUMNS
+    ]
+    typed += [
+        bindparam(f"r{j}_{c}", type_=table.c[c].type)
+        for j, (table, cols) in enumerate(riders)
+        for c in cols
     ]
     return direct(text(sql).bindparams(*typed))
 
 
-def _cast(param: str, column: str) -> str:
-    """A parameter inside VALUES, cast to its column's type (nothing else types it there)."""
-    kind = events.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
+def _cast(table: Table, column: str, param: str) -> str:
+    """A parameter inside VALUES or a SELECT list, cast to its column's type (nothing else
+    types it there)."""
+    kind = table.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
     return f"CAST(:{param} AS {kind})"
 
 
@@ -145,40 +187,72 @@ class Horizon:
 class Events(Repository):
     __slots__ = ()
 
-    async def append(self, new: list[Event], moved: Moved | None = None) -> list[Event]:
-        """Give the events the next seqs and insert them. Callers append after locking the
-        task (`tasks.get(for_update=True)`), so a task's later move draws a later seq.
+    async def append(
+        self, new: list[Event], moved: Moved | None = None, created: Created | None = None
+    ) -> list[Event]:
+        """Give the events the next seqs and insert them, with the task's write and the
+        rows that ride on it (`Tx.ride`). Callers append after locking the task
+        (`tasks.get(for_update=True)`), or with `moved`, whose update takes the lock, so a
+        task's later move draws a later seq.
 
         `moved`, a task and the version it was loaded at, is updated first (a conflict
-        unless still at that version); on PostgreSQL the update, the draw, the insert and
-        the announcement are then one statement."""
-        if moved is not None and (self.tx.sqlite or not new):
-            await self.tx.tasks.update(*moved)
-            moved = None
+        unless still at that version); `created`, a new task and its creator, is inserted
+        first. On PostgreSQL the task's write, the riders, the draw, the insert and the
+        announcement are then one statement."""
+        if (moved or created) is not None and (self.tx.sqlite or not new):
+            if moved is not None:
+                await self.tx.tasks.update(*moved)
+            if created is not None:
+                await self.tx.tasks.insert(*created)
+            moved = created = None
+        if moved is None and created is None:
+            for table, row in self.tx.take_riders():
+                await self.tx.conn.execute(insert_of(table), row)
         if not new:
             return []
-        if moved is not None:
-            seqs = await self._move(moved, new)
+        if moved is not None or created is not None:
+            seqs = await self._one_write(new, moved, created)
         elif self.tx.sqlite:
             last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
             seqs = list(range(last - len(new) + 1, last + 1))
         else:
             seqs = list((await self.tx.one(_DRAW, {"count": len(new)}))[0])
-        if moved is None:
+        if moved is None and created is None:
             rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
             await self.tx.conn.execute(_INSERT, rows)
         self.tx.last_seq = seqs[-1]
         return [Event(**{**e.__dict__, "seq": seq}) for e, seq in zip(new, seqs, strict=True)]
 
-    async def _move(self, moved: Moved, new: list[Event]) -> list[int]:
-        task, old_version = moved
-        changes = self.tx.tasks.changes(task)
-        params: dict[str, Any] = {f"t_{name}": value for name, value in changes.items()}
-        params.update(where_id=task.id, where_version=old_version)
+    async def _one_write(
+        self, new: list[Event], moved: Moved | None, created: Created | None
+    ) -> list[int]:
+        if moved is not None:
+            task, old_version = moved
+            columns = self.tx.tasks.changes(task)
+            params: dict[str, Any] = {f"t_{name}": value for name, value in columns.items()}
+            params.update(where_id=task.id, where_version=old_version)
+        else:
+            assert created is not None
+            task = created[0]
+            columns = mapping.task_to_row(task, created[1])
+            params = {f"t_{name}": value for name, value in columns.items()}
         for i, e in enumerate(new):
             row = mapping.event_to_row(e, 0)
             params.update({f"e{i}_{name}": row[name] for name in _EVENT_COLUMNS})
-        found = await self.tx.one(_moving(tuple(changes), len(new)), params)
+        riders = self.tx.take_riders()
+        for j, (_, ridden) in enumerate(riders):
+            params.update({f"r{j}_{name}": value for name, value in ridden.items()})
+        shape = tuple((table, tuple(ridden)) for table, ridden in riders)
+        statement = _one_write(
+            "moved" if moved is not None else "created", tuple(columns), len(new), shape
+        )
+        try:
+            found = await self.tx.one(statement, params)
+        except IntegrityError as error:
+            refused = refused_insert(task) if created is not None else None
+            if refused is None:
+                raise
+            raise refused from error
         if found is None:
             raise changed_concurrently(task.id)
         return list(found[0])

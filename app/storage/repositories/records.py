@@ -14,7 +14,6 @@ checkpoints = table_of(CheckpointRow)
 results = table_of(ResultRow)
 
 _INSERT_CHECKPOINT = direct(insert(checkpoints))
-_INSERT_RESULT = direct(insert(results))
 _SUBMISSION = direct(
     select(results).where(
         results.c.task_id == bindparam("task_id"),
@@ -50,8 +49,10 @@ class Checkpoints(Repository):
 class Results(Repository):
     __slots__ = ()
 
-    async def insert(self, row: dict[str, Any]) -> None:
-        await self.tx.conn.execute(_INSERT_RESULT, row)
+    def insert_with_move(self, row: dict[str, Any]) -> None:
+        """The result revision, written with the task's move (`Tx.ride`): on PostgreSQL in
+        the move's one statement, and only if the move is."""
+        self.tx.ride(results, row)
 
     async def find_submission(self, task_id: str, submission_id: str) -> Any:
         """The stored row of the task's result with this submission id, if any."""

@@ -65,10 +65,10 @@ class Tasks(Repository):
         try:
             await self.tx.conn.execute(_INSERT, mapping.task_to_row(task, created_by))
         except IntegrityError as error:
-            if task.idempotency_key is None:
+            refused = refused_insert(task)
+            if refused is None:
                 raise
-            key = task.idempotency_key
-            raise Conflict(f"idempotency key {key!r} is already in use") from error
+            raise refused from error
 
     async def update(self, task: Task, old_version: int) -> None:
         """Conflict unless the stored task is still at `old_version`."""
@@ -94,6 +94,14 @@ class Tasks(Repository):
 
     async def child_states(self, parent_id: str) -> list[str]:
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
+
+
+def refused_insert(task: Task) -> Conflict | None:
+    """What a new task's insert refused by a constraint means: its creator's idempotency
+    key is taken (a concurrent creation committed first); None when it has no key."""
+    if task.idempotency_key is None:
+        return None
+    return Conflict(f"idempotency key {task.idempotency_key!r} is already in use")
 
 
 def changed_concurrently(task_id: str) -> ChangedConcurrently:
