@@ -9,7 +9,7 @@ import itertools
 from typing import Any
 
 import pytest
-from factory import ALICE, CHECKPOINT, CODER, PLANNER, call, evidence, give, result
+from factory import ALICE, BOB, CHECKPOINT, CODER, PLANNER, call, evidence, give, result
 from server import BACKEND, connect, new_database_name, pg_admin_execute, pg_url
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
@@ -18,6 +18,7 @@ from app import service
 from app.domain.errors import Conflict
 from app.storage import direct
 from app.storage import store as store_module
+from app.storage.event_reads import event_pages, row_pages
 from app.storage.repositories import events as events_repo
 from app.storage.repositories import projects, tasks
 from app.storage.store import Store
@@ -206,3 +207,19 @@ async def test_a_block_run_alone_refuses_a_statement_after_its_write(store: Stor
         loaded.display_title, loaded.version = "again", loaded.version + 1
         await tx.tasks.update(loaded, kept.version)
         assert await tx.tasks.get(task.id) is not None
+
+
+async def test_a_replay_page_is_planned_for_its_own_range(store: Store) -> None:
+    """A replay's page statement runs again and again on a kept connection; a generic plan
+    (PostgreSQL's choice from the sixth run) read far more than the page: each page's
+    transaction plans for its parameters, and only that transaction."""
+    await give(store, by=PLANNER, project="work")
+    pages = (row_pages(BOB, 10, ["cursor"]), event_pages(BOB, 10))
+    for read in pages:
+        for _ in range(8):
+            async with store.read() as tx:
+                assert len(await read(tx, 0, 100)) == 2
+                mode = await tx.conn.exec_driver_sql("SHOW plan_cache_mode")
+                assert mode.scalar() == "force_custom_plan"
+    async with store.read() as tx:
+        assert (await tx.conn.exec_driver_sql("SHOW plan_cache_mode")).scalar() == "auto"

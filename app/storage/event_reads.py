@@ -3,7 +3,8 @@
 Visibility is `app.storage.visibility.visible` (the SQL form of `app.domain.visibility.sees`,
 proven equal in tests/test_api_reads.py), by each task as it is now, with the project
 memberships as they are now; and the subscription's filters, on the event as it was
-written. One statement a page, built once a replay, no task read back into Python.
+written. One statement a page, built once a replay, no task read back into Python; each
+planned for its page's range (`Tx.custom_plans`).
 
 `event_pages` reads whole events; `row_pages` only the fields a reader sends, as rows, for
 a reader that builds its messages from them (task_event_batches: app/api/batches.py).
@@ -41,6 +42,7 @@ def event_pages(
     stmt = _replayed(select(*events.c), principal, project, task_id, assignee).limit(limit)
 
     async def read(tx: Tx, after: int, upto: int) -> list[Event]:
+        await tx.custom_plans()
         rows = await tx.rows(stmt, {"after": after, "upto": upto})
         return [mapping.event_from_row(r) for r in rows]
 
@@ -66,6 +68,7 @@ def row_pages(
         stmt = stmt.where(events.c.version > above_version)
 
     async def read(tx: Tx, after: int, upto: int) -> list[Sequence[Any]]:
+        await tx.custom_plans()
         return await tx.rows(stmt, {"after": after, "upto": upto})
 
     return read

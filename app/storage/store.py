@@ -220,6 +220,7 @@ class _SharedRead:
             await self.stack.aclose()
 
 
+_CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 _shared_read: ContextVar[_SharedRead | None] = ContextVar("shared_read", default=None)
 
 
@@ -358,12 +359,22 @@ class Tx:
         self.members_changed = False  # a project's members changed (Projects sets it)
         self._savepoints = 0  # savepoints made: each one's name is new
         self._riders: list[tuple[Table, dict[str, Any]]] = []
+        self._custom_plans = False
 
     async def begin(self) -> None:
         """More than one write follows: in a block run `alone` (`Store.write`), the
         transaction begins now; elsewhere it is already open."""
         if isinstance(self.conn, _OnDriver):
             self.conn.transactional = True
+
+    async def custom_plans(self) -> None:
+        """PostgreSQL: the rest of this transaction plans each statement for its parameters.
+        A prepared statement run a sixth time on a connection may get a generic plan, made
+        without its parameters; for a replay's page (a range of seqs, joined with the tasks)
+        that plan can read far more than the page (docs/performance.md)."""
+        if not self.sqlite and not self._custom_plans:
+            self._custom_plans = True
+            await self.conn.execute(_CUSTOM_PLANS)
 
     def ride(self, table: Table, row: dict[str, Any]) -> None:
         """A row to insert with the task's next write (`Events.append`)."""
