@@ -30,7 +30,7 @@ pytestmark = [
 
 
 async def _dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows as stored, in primary-key order, and each sequence's position."""
+    """Every table's rows as stored, and each sequence's position."""
     db = await connect(url)
     try:
         tables = [
@@ -39,8 +39,9 @@ async def _dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
             )
         ]
-        dumped = {
-            t: [tuple(r) for r in await db.fetch(f"SELECT * FROM {t} ORDER BY 1")] for t in tables
+        dumped = {  # in a stable order, whatever the key
+            t: sorted((tuple(r) for r in await db.fetch(f"SELECT * FROM {t}")), key=repr)
+            for t in tables
         }
         for (name,) in await db.fetch("SELECT sequencename FROM pg_sequences"):
             dumped[f"sequence {name}"] = [(await db.fetchval(f"SELECT last_value FROM {name}"),)]
