@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 from live import Cast
-from server import ROOT
+from server import ONE_PASS, ROOT
+
+pytestmark = ONE_PASS
 
 CAST = ("alice", "alice/coder", "alice/writer")  # conftest's `cast`
 PACKAGE = "graphql-sse@2"
