@@ -131,28 +131,3 @@ async def test_a_moves_statements_are_seen_by_the_engines_listeners(store: Store
     finally:
         event.remove(store.statements_engine, "before_cursor_execute", statement)
     assert [s.split()[0] for s in seen] == ["SELECT", "UPDATE", "UPDATE", "INSERT"]
-
-
-async def test_a_failed_write_stores_nothing_and_the_next_write_works(store: Store) -> None:
-    task = await give(store, by=PLANNER, project="work")
-
-    class Stop(Exception):
-        pass
-
-    for through_sqlalchemy_too in (False, True):
-        with pytest.raises(Stop):
-            async with store.write() as tx:
-                loaded = await tx.tasks.get(task.id)
-                assert loaded is not None
-                loaded.display_title = "changed"
-                loaded.version += 1
-                await tx.tasks.update(loaded, task.version)  # to the driver
-                if through_sqlalchemy_too:  # begins SQLAlchemy's transaction on the writer
-                    await tx.principals.ensure_person("dora", "2026-12-03T10:00:00.000000Z")
-                raise Stop
-        async with store.read() as tx:
-            kept = await tx.tasks.get(task.id)
-            assert kept is not None and kept.display_title is None
-            assert kept.version == task.version
-            assert not await tx.principals.person_exists("dora")
-    assert (await service.accept_task(store, CODER, task.id)).state == "accepted"

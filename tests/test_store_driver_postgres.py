@@ -1,6 +1,6 @@
 """PostgreSQL: the hot statements sent straight to asyncpg (app/storage/direct.py) store and
 answer exactly what SQLAlchemy's execution of the same statements does, raise SQLAlchemy's
-errors, roll back cleanly, and a block run `alone` refuses a statement after its write."""
+errors, and a block run `alone` refuses a statement after its write."""
 
 from __future__ import annotations
 
@@ -161,31 +161,6 @@ async def test_a_key_already_in_use_is_a_conflict_through_the_driver(store: Stor
 async def _events_of(store: Store, task_id: str) -> list[Any]:
     async with store.read() as tx:
         return await tx.events.after(0, 100, task_id=task_id)
-
-
-async def test_a_failed_write_stores_nothing_and_the_next_write_works(store: Store) -> None:
-    task = await give(store, by=PLANNER, project="work")
-
-    class Stop(Exception):
-        pass
-
-    for through_sqlalchemy_too in (False, True):
-        with pytest.raises(Stop):
-            async with store.write() as tx:
-                loaded = await tx.tasks.get(task.id)
-                assert loaded is not None
-                loaded.display_title = "changed"
-                loaded.version += 1
-                await tx.tasks.update(loaded, task.version)  # to the driver
-                if through_sqlalchemy_too:  # joins the adapter's transaction
-                    await tx.principals.ensure_person("dora", "2026-12-03T10:00:00.000000Z")
-                raise Stop
-        async with store.read() as tx:
-            kept = await tx.tasks.get(task.id)
-            assert kept is not None and kept.display_title is None
-            assert kept.version == task.version
-            assert not await tx.principals.person_exists("dora")
-    assert (await service.accept_task(store, CODER, task.id)).state == "accepted"
 
 
 async def test_a_block_run_alone_refuses_a_statement_after_its_write(store: Store) -> None:

@@ -121,11 +121,7 @@ async def _run_verb(
             return moved
         break  # it resumes its parent: that takes a transaction
     async with store.write() as tx:
-        task = await visible_task(tx, actor, task_id, for_update=True)
-        check_version(task, expected_version)
-        moves.check(task, verb, actor)
-        old_version = task.version
-        recorded = Moves(actor)
+        task, old_version, recorded = await _opened(tx, actor, task_id, verb, expected_version)
         await act(tx, task, recorded)
         if may_resume_parent(task):
             await tx.tasks.update(task, old_version)  # the parent reads its children's states
@@ -151,11 +147,8 @@ async def _move_alone(
     version changed. None, with nothing written, when the move would resume a parent."""
     try:
         async with store.write(alone=True) as tx:
-            task = await visible_task(tx, actor, task_id)
-            check_version(task, expected_version)
-            moves.check(task, verb, actor)
-            old_version = task.version
-            recorded = Moves(actor)
+            opened = await _opened(tx, actor, task_id, verb, expected_version, for_update=False)
+            task, old_version, recorded = opened
             await act(tx, task, recorded)  # it calls tx.begin() before any write of its own
             if may_resume_parent(task):
                 raise _ResumesParent  # what act wrote is undone
@@ -163,6 +156,22 @@ async def _move_alone(
     except _ResumesParent:
         return None
     return task
+
+
+async def _opened(
+    tx: Tx,
+    actor: Principal,
+    task_id: str,
+    verb: str,
+    expected_version: int | None,
+    for_update: bool = True,
+) -> tuple[Task, int, Moves]:
+    """The visible task, checked for the expected version and the move; its version as read,
+    and the command's `Moves`."""
+    task = await visible_task(tx, actor, task_id, for_update=for_update)
+    check_version(task, expected_version)
+    moves.check(task, verb, actor)
+    return task, task.version, Moves(actor)
 
 
 class _ResumesParent(Exception):
