@@ -1,8 +1,9 @@
-"""Shared fixtures: a fresh, migrated database per test, on the backend the run asks for.
+"""Shared fixtures: a database of its own per test, on the backend the run asks for.
 
 PRICKLE_TEST_BACKEND=sqlite (default) gives each test its own SQLite file;
 PRICKLE_TEST_BACKEND=postgres gives each test its own PostgreSQL database, created on the
-server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/test).
+server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/test). A test
+using `store` gets a copy of a migrated template (tests/templates.py), built once per run.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import templates
 from server import BACKEND, fresh_pg_database
 
-from app.storage.migrate import upgrade
 from app.storage.store import Store
 
 if TYPE_CHECKING:
@@ -23,13 +24,26 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-async def database_url(tmp_path) -> AsyncIterator[str]:  # type: ignore[no-untyped-def]
-    """An empty database for this test (not yet migrated)."""
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """This test's own database: empty (not yet migrated), unless the test uses `store`.
+    Then it is a copy of a template (tests/templates.py): migrated, and set up with the
+    cast and its standing rules where marked `cast`."""
+    kind = _template_kind(request)
     if BACKEND != "postgres":
-        yield f"sqlite+aiosqlite:///{tmp_path}/prickle.db"
+        path = tmp_path / "prickle.db"
+        if kind is not None:
+            await templates.copy_sqlite(kind, path)
+        yield f"sqlite+aiosqlite:///{path}"
         return
-    async for url in fresh_pg_database():
+    template = None if kind is None else await templates.pg_template(kind)
+    async for url in fresh_pg_database(template):
         yield url
+
+
+def _template_kind(request: pytest.FixtureRequest) -> templates.Kind | None:
+    if "store" not in request.fixturenames:
+        return None
+    return "cast" if request.node.get_closest_marker("cast") is not None else "migrated"
 
 
 @pytest.fixture
@@ -45,19 +59,17 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest.fixture
-async def store(
-    request: pytest.FixtureRequest, database_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Store]:
-    """A migrated Store on this test's own database; with the cast where marked `cast`."""
-    if request.node.get_closest_marker("cast") is not None:
-        from factory import cast_store
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    templates.remove_all()
 
-        async with cast_store(database_url, tmp_path_factory) as store:
-            yield store
-        return
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[Store]:
+    """A migrated Store on this test's own database (`database_url`, a template's copy);
+    with the cast and its standing rules where marked `cast`."""
     store = Store(database_url)
-    await upgrade(store.engine)
+    async with store.read():  # connected, as a server's store is before its first request
+        pass
     try:
         yield store
     finally:

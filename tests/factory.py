@@ -13,17 +13,12 @@ bob/coder (and bob/helper); carol, with carol/spy, is a third owner who sees not
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from sqlalchemy import select
-from sqlalchemy.engine import make_url
 
 from app import service
 from app.domain.errors import ProtocolError
@@ -32,7 +27,6 @@ from app.domain.principals import Principal, agent, person
 from app.domain.table import table
 from app.domain.task import Task
 from app.service.inputs import GateRuleInput, HandoffInput, ResultInput, ResultRuleInput
-from app.storage.migrate import upgrade
 from app.storage.store import Store, approvals, checkpoints, results, tasks
 
 ALICE = person("alice")
@@ -83,47 +77,6 @@ async def setup(store: Store) -> None:
         ("easy", "auto_accept"),
     ]:
         await service.set_result_rule(store, ALICE, ResultRuleInput(policy=policy, project=project))
-
-
-@asynccontextmanager
-async def cast_store(
-    database_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Store]:
-    """A migrated Store on `database_url`, already `setup` with the cast and its standing rules.
-
-    conftest's `store` is this one in a module marked `pytestmark = pytest.mark.cast`. On
-    SQLite the database is a copy of a template built once per run (migrating takes longer
-    than most tests); on PostgreSQL it is migrated and set up afresh.
-    """
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
-        shutil.copyfile(await _template(tmp_path_factory), str(url.database))
-        store = Store(database_url)
-    else:
-        store = Store(database_url)
-        await upgrade(store.engine)
-        await setup(store)
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-_templates: dict[str, Path] = {}
-
-
-async def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    key = str(tmp_path_factory.getbasetemp())
-    if key not in _templates:
-        path = tmp_path_factory.mktemp("template") / "prickle.db"
-        store = Store(f"sqlite+aiosqlite:///{path}")
-        await upgrade(store.engine)
-        await setup(store)
-        async with store.engine.connect() as conn:
-            await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-        await store.close()
-        _templates[key] = path
-    return _templates[key]
 
 
 def packet(**overrides: Any) -> dict[str, Any]:

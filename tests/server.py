@@ -249,11 +249,13 @@ def new_database_name(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-async def fresh_pg_database() -> AsyncIterator[str]:
-    """A new empty database for as long as the iteration lasts (then dropped)."""
+async def fresh_pg_database(template: str | None = None) -> AsyncIterator[str]:
+    """A new database for as long as the iteration lasts (then dropped): empty, or a copy of
+    the database `template` (tests/templates.py)."""
     admin = await pg_admin()
     name = new_database_name("prickle_t")
-    await admin.execute(f'CREATE DATABASE "{name}"')
+    copied = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
+    await admin.execute(f'CREATE DATABASE "{name}"{copied}')
     try:
         yield pg_url(name)
     finally:
@@ -269,12 +271,19 @@ async def connect(url: str, timeout: float = 60) -> asyncpg.Connection:
 
 @contextmanager
 def module_database(directory: Path) -> Iterator[str]:
-    """An empty database on the run's backend, for as long as the block lasts."""
+    """A migrated database on the run's backend, with nothing in it, for as long as the block
+    lasts: a copy of tests/templates.py's `migrated` template (a server started on it finds
+    nothing to migrate; tests of migrating an empty database use `database_url`)."""
+    import templates
+
     if BACKEND != "postgres":
-        yield f"sqlite+aiosqlite:///{directory}/prickle.db"
+        path = directory / "prickle.db"
+        asyncio.run(templates.copy_sqlite("migrated", path))
+        yield f"sqlite+aiosqlite:///{path}"
         return
     name = new_database_name("prickle_s")
-    asyncio.run(pg_admin_execute(f'CREATE DATABASE "{name}"'))
+    template = asyncio.run(templates.pg_template("migrated"))
+    asyncio.run(pg_admin_execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
     try:
         yield pg_url(name)
     finally:
