@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factory import ALICE, CHECKPOINT, CODER, PLANNER, call, give, result
+from factory import ALICE, CHECKPOINT, CODER, PLANNER, call, drive, give, packet, result
 from server import BACKEND
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from app import service
 from app.domain.errors import Conflict
+from app.service.inputs import RequestCapabilityInput
 from app.storage import direct
 from app.storage import store as store_module
 from app.storage.migrate import upgrade
@@ -87,10 +88,15 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
     assert again.version == task.version  # the same submission: found, not stored again
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
+    wanted = {"kind": "repo", "name": "prickle"}  # the gate's rules read on their own
+    inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
+    await service.request_capability(store, PLANNER, inp)
+    await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
     monkeypatch.undo()
     sent = {id(c[1]) for c in calls if c[3] is not None}
     # every hot statement but a person's, and those only PostgreSQL runs
-    postgres_only = {id(tasks._BY_ID_LOCKED), id(events._DRAW)}
+    postgres_only = {id(s) for s in (tasks._BY_ID_LOCKED, tasks._WITH_RESULT_RULES_LOCKED)}
+    postgres_only.add(id(events._DRAW))
     assert sent >= set(direct._marked) - {id(projects._ROLE)} - postgres_only
 
     replay = Store(f"sqlite+aiosqlite:///{replica}")

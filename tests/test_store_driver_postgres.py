@@ -9,13 +9,26 @@ import itertools
 from typing import Any
 
 import pytest
-from factory import ALICE, BOB, CHECKPOINT, CODER, PLANNER, call, evidence, give, result
+from factory import (
+    ALICE,
+    BOB,
+    CHECKPOINT,
+    CODER,
+    PLANNER,
+    call,
+    drive,
+    evidence,
+    give,
+    packet,
+    result,
+)
 from server import BACKEND, connect, new_database_name, pg_admin_execute, pg_url
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from app import service
 from app.domain.errors import Conflict
+from app.service.inputs import RequestCapabilityInput
 from app.storage import direct
 from app.storage import store as store_module
 from app.storage.event_reads import event_pages, row_pages
@@ -122,6 +135,10 @@ async def _lifecycle(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[Any]
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=PLANNER, project="held")  # bob's gate holds it: more writes
+    wanted = {"kind": "repo", "name": "prickle"}  # the gate's rules read on their own
+    inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
+    await service.request_capability(store, PLANNER, inp)
+    await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
     monkeypatch.undo()
     return calls
 

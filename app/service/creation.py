@@ -65,7 +65,7 @@ async def create_in(
             return first
     if isinstance(inp, HandoffInput):
         verb = "handoff"
-        assignee = await _existing_agent(tx, inp.assignee)
+        assignee = await _existing_agent(tx, inp.assignee, handoff_into=inp.project)
         route: JSON = {"via": "handoff"}
     else:
         verb = "request_capability"
@@ -177,9 +177,10 @@ async def _record_hold(tx: Tx, task: Task, recorded: Moves) -> None:
         await tx.approvals.insert(task.gate.approval_id, task.id, task.assignee_owner, recorded.at)
 
 
-async def _existing_agent(tx: Tx, agent_id: str) -> str:
-    """The agent, registered and not erased (an erased one is handed no work)."""
-    registered, erased = await tx.principals.agent_standing(agent_id)
+async def _existing_agent(tx: Tx, agent_id: str, handoff_into: str | None = None) -> str:
+    """The agent, registered and not erased (an erased one is handed no work). `handoff_into`
+    (the task's project): what the handoff reads next is read with it (agent_standing)."""
+    registered, erased = await tx.principals.agent_standing(agent_id, handoff_into)
     if not registered:
         raise NotFound(f"no agent {agent_id}")
     if erased:  # as refuse_erased says it

@@ -69,7 +69,9 @@ async def return_result(
         )
         recorded.move(task, "return_result", verdict.to_state, by_system=True, note=verdict.reason)
 
-    return await run_verb(store, actor, task_id, "return_result", expected_version, act, alone=True)
+    return await run_verb(
+        store, actor, task_id, "return_result", expected_version, act, alone=True, result_rules=True
+    )
 
 
 async def _repeated_submission(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from app.domain import moves, shapes
 from app.domain.clock import now, rfc3339
@@ -19,10 +20,13 @@ Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
 ALONE_TRIES = 3  # a move tried as one guarded write, before it takes the task's lock
 
 
-async def visible_task(tx: Tx, actor: Principal, task_id: str, for_update: bool = False) -> Task:
-    """The task, if the actor may see it; otherwise not_found, exactly as if it were absent."""
+async def visible_task(
+    tx: Tx, actor: Principal, task_id: str, for_update: bool = False, result_rules: bool = False
+) -> Task:
+    """The task, if the actor may see it; otherwise not_found, exactly as if it were absent.
+    `result_rules`: its requester's owner's result rules are read with it (Tasks.get)."""
     shapes.check("task_id", task_id)
-    task = await tx.tasks.get(task_id, for_update=for_update)
+    task = await tx.tasks.get(task_id, for_update=for_update, with_result_rules=result_rules)
     if task is None or not await can_see(tx, actor, task):
         raise NotFound(f"no task {task_id}")
     return task
@@ -86,12 +90,15 @@ async def run_verb(
     expected_version: int | None,
     act: Act,
     alone: bool = False,
+    result_rules: bool = False,
 ) -> Task:
     """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
     are on (app/observability/tracing.py). `alone`: `act` makes no statement, so the move
-    may be tried first as its one guarded write (`_move_alone`)."""
+    may be tried first as its one guarded write (`_move_alone`). `result_rules`: `act` reads
+    the requester's owner's result rules, read with the task."""
+    opening = _Opening(actor, task_id, verb, expected_version, result_rules)
     if not tracing.enabled():
-        return await _run_verb(store, actor, task_id, verb, expected_version, act, alone)
+        return await _run_verb(store, opening, act, alone)
     with tracing.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
 
         async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
@@ -99,47 +106,32 @@ async def run_verb(
             await act(tx, task, recorded)
             s.set_attribute("prickle.to_state", task.state)
 
-        return await _run_verb(store, actor, task_id, verb, expected_version, traced, alone)
+        return await _run_verb(store, opening, traced, alone)
 
 
-async def _run_verb(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    verb: str,
-    expected_version: int | None,
-    act: Act,
-    alone: bool = False,
-) -> Task:
+async def _run_verb(store: Store, opening: _Opening, act: Act, alone: bool = False) -> Task:
     """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
     for _ in range(ALONE_TRIES if alone else 0):
         try:
-            moved = await _move_alone(store, actor, task_id, verb, expected_version, act)
+            moved = await _move_alone(store, opening, act)
         except ChangedConcurrently:
             continue  # moved meanwhile: read it again
         if moved is not None:
             return moved
         break  # it resumes its parent: that takes a transaction
     async with store.write() as tx:
-        task, old_version, recorded = await _opened(tx, actor, task_id, verb, expected_version)
+        task, old_version, recorded = await opening.open(tx, for_update=True)
         await act(tx, task, recorded)
         if may_resume_parent(task):
             await tx.tasks.update(task, old_version)  # the parent reads its children's states
-            await resume_parent(tx, task, verb, recorded)
+            await resume_parent(tx, task, opening.verb, recorded)
             await tx.events.append(recorded.events)
         else:
             await tx.events.append(recorded.events, moved=(task, old_version))
     return task
 
 
-async def _move_alone(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    verb: str,
-    expected_version: int | None,
-    act: Act,
-) -> Task | None:
+async def _move_alone(store: Store, opening: _Opening, act: Act) -> Task | None:
     """The move as one write: the task read without a lock, checked, and moved by the
     statement that also appends its events, only if the task is still at the version read
     (`ChangedConcurrently` if not: nothing was written). A later move of the task still
@@ -147,8 +139,7 @@ async def _move_alone(
     version changed. None, with nothing written, when the move would resume a parent."""
     try:
         async with store.write(alone=True) as tx:
-            opened = await _opened(tx, actor, task_id, verb, expected_version, for_update=False)
-            task, old_version, recorded = opened
+            task, old_version, recorded = await opening.open(tx, for_update=False)
             await act(tx, task, recorded)  # it calls tx.begin() before any write of its own
             if may_resume_parent(task):
                 raise _ResumesParent  # what act wrote is undone
@@ -158,20 +149,24 @@ async def _move_alone(
     return task
 
 
-async def _opened(
-    tx: Tx,
-    actor: Principal,
-    task_id: str,
-    verb: str,
-    expected_version: int | None,
-    for_update: bool = True,
-) -> tuple[Task, int, Moves]:
-    """The visible task, checked for the expected version and the move; its version as read,
-    and the command's `Moves`."""
-    task = await visible_task(tx, actor, task_id, for_update=for_update)
-    check_version(task, expected_version)
-    moves.check(task, verb, actor)
-    return task, task.version, Moves(actor)
+@dataclass(frozen=True, slots=True)
+class _Opening:
+    """What a verb's command opens with, on either path."""
+
+    actor: Principal
+    task_id: str
+    verb: str
+    expected_version: int | None
+    result_rules: bool
+
+    async def open(self, tx: Tx, for_update: bool) -> tuple[Task, int, Moves]:
+        """The visible task, checked for the expected version and the move; its version as
+        read, and the command's `Moves`."""
+        actor = self.actor
+        task = await visible_task(tx, actor, self.task_id, for_update, self.result_rules)
+        check_version(task, self.expected_version)
+        moves.check(task, self.verb, actor)
+        return task, task.version, Moves(actor)
 
 
 class _ResumesParent(Exception):

@@ -357,6 +357,9 @@ class Tx:
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
+        # what a statement read ahead for a repository, by (what, key): asked for later in
+        # the same transaction, it is not read again
+        self.read_ahead: dict[tuple[str, str], Any] = {}
         self._savepoints = 0  # savepoints made: each one's name is new
         self._riders: list[tuple[Table, dict[str, Any]]] = []
         self._custom_plans = False

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, exists, func, insert, select
 
+from app.domain.gate import GateRule
+from app.domain.principals import owner_of
 from app.storage.direct import direct
+from app.storage.repositories import rules
 from app.storage.repositories.base import Repository, insert_missing
+from app.storage.repositories.projects import members
 from app.storage.tables import AgentRow, CapabilityRow, ErasedPrincipalRow, PersonRow, table_of
 
 persons = table_of(PersonRow)
@@ -20,6 +24,21 @@ _AGENT_STANDING = direct(
     select(
         exists().where(agents.c.id == bindparam("agent_id")),
         exists().where(_erased.c.id == bindparam("agent_id")),
+    )
+)
+# the same, with what a handoff to the agent reads next: whether the project exists, and the
+# agent's owner's gate rules (one row per rule, or one row with none)
+_GATE_LABELS = {f"rule_{c.name}": c.name for c in rules.GATE.table.c}
+_facts = select(
+    exists().where(agents.c.id == bindparam("agent_id")).label("registered"),
+    exists().where(_erased.c.id == bindparam("agent_id")).label("erased"),
+    exists().where(members.c.project == bindparam("project")).label("founded"),
+).subquery("facts")
+_HANDOFF_STANDING = direct(
+    select(
+        _facts, *(rules.GATE.table.c[n].label(label) for label, n in _GATE_LABELS.items())
+    ).select_from(
+        _facts.outerjoin(rules.GATE.table, rules.GATE.table.c.owner == bindparam("owner"))
     )
 )
 _PERSON_CREATED = select(persons.c.created_at).where(persons.c.handle == bindparam("handle"))
@@ -60,10 +79,24 @@ class Principals(Repository):
     async def agent_exists(self, agent_id: str) -> bool:
         return await self.tx.one(_AGENT_EXISTS, {"agent_id": agent_id}) is not None
 
-    async def agent_standing(self, agent_id: str) -> tuple[bool, bool]:
-        """(registered, erased) for the agent id."""
-        registered, erased = await self.tx.one(_AGENT_STANDING, {"agent_id": agent_id})
-        return bool(registered), bool(erased)
+    async def agent_standing(
+        self, agent_id: str, handoff_into: str | None = None
+    ) -> tuple[bool, bool]:
+        """(registered, erased) for the agent id. `handoff_into` (a project): the same
+        statement reads what a handoff to the agent reads next, the agent's owner's gate
+        rules and whether the project exists; `tx.gate_rules.of` and `tx.projects.exists`
+        answer them for the rest of the transaction without reading them again."""
+        if handoff_into is None:
+            registered, erased = await self.tx.one(_AGENT_STANDING, {"agent_id": agent_id})
+            return bool(registered), bool(erased)
+        owner = owner_of(agent_id)
+        params = {"agent_id": agent_id, "project": handoff_into, "owner": owner}
+        rows = await self.tx.rows(_HANDOFF_STANDING, params)
+        named = [{n: r._mapping[label] for label, n in _GATE_LABELS.items()} for r in rows]
+        self.tx.gate_rules.known(owner, [GateRule(**r) for r in named if r["id"] is not None])
+        facts = rows[0]._mapping
+        self.tx.projects.known(handoff_into, bool(facts["founded"]))
+        return bool(facts["registered"]), bool(facts["erased"])
 
     async def created_at(self, kind: str, principal_id: str) -> str | None:
         """When the person (kind `person`) or agent was registered; None when unknown."""

@@ -41,7 +41,15 @@ class Projects(Repository):
     __slots__ = ()
 
     async def exists(self, project: str) -> bool:
+        """Whether the project exists: as read ahead in this transaction, or read now."""
+        known = self.tx.read_ahead.get(("projects", project))
+        if known is not None:
+            return bool(known)
         return await self.tx.one(_EXISTS, {"project": project}) is not None
+
+    def known(self, project: str, founded: bool) -> None:
+        """Whether the project exists, read by a statement that read something else too."""
+        self.tx.read_ahead[("projects", project)] = founded
 
     async def is_member(self, project: str, handle: str) -> bool:
         return await self.role(project, handle) is not None

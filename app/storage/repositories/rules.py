@@ -26,8 +26,9 @@ class Kind(Generic[Rule]):
     """One kind of rule: its table's statements and how its row becomes a rule."""
 
     def __init__(self, table: Table, from_row: Callable[[Any], Rule]) -> None:
+        self.table = table
         self.from_row: Callable[[Any], Rule] = from_row
-        self.of = direct(select(table).where(table.c.owner == bindparam("owner")))
+        self.of = select(table).where(table.c.owner == bindparam("owner"))
         self.insert = insert(table)
         self.delete = delete(table).where(
             table.c.id == bindparam("rule_id"), table.c.owner == bindparam("owner")
@@ -36,6 +37,9 @@ class Kind(Generic[Rule]):
 
 GATE: Kind[GateRule] = Kind(gate_rules, mapping.gate_rule_from_row)
 RESULT: Kind[ResultRule] = Kind(result_rules, mapping.result_rule_from_row)
+# a handoff reads its gate rules with the agent (Principals.agent_standing) and return_result
+# its result rules with the task (Tasks.get); request_capability and reroute read them alone
+direct(GATE.of)
 
 
 class Rules(Generic[Rule]):
@@ -46,8 +50,17 @@ class Rules(Generic[Rule]):
         self.kind: Kind[Rule] = kind
 
     async def of(self, owner: str) -> list[Rule]:
+        """The owner's rules: as read ahead in this transaction (`known`), or read now."""
+        known = self.tx.read_ahead.get((self.kind.table.name, owner))
+        if known is not None:
+            return list(known)
         rows = await self.tx.rows(self.kind.of, {"owner": owner})
         return [self.kind.from_row(r) for r in rows]
+
+    def known(self, owner: str, rules: list[Rule]) -> None:
+        """The owner's rules, read by a statement that read something else too: `of` answers
+        them for the rest of the transaction without reading them again."""
+        self.tx.read_ahead[(self.kind.table.name, owner)] = rules
 
     async def insert(self, rule: Rule) -> None:
         await self.tx.conn.execute(self.kind.insert, rule.__dict__)

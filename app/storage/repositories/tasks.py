@@ -14,9 +14,11 @@ from sqlalchemy import JSON, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedConcurrently, Conflict
+from app.domain.policy import ResultRule
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.direct import direct
+from app.storage.repositories import rules
 from app.storage.repositories.base import Repository
 from app.storage.tables import TaskRow, table_of
 
@@ -26,6 +28,17 @@ _JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
 _INSERT = direct(insert(tasks))
 _BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
 _BY_ID_LOCKED = direct(_BY_ID.with_for_update())
+# the task with its requester's owner's result rules beside it, one row per rule (or one
+# row with none): what return_result reads
+_RULE_LABELS = {f"rule_{c.name}": c.name for c in rules.RESULT.table.c}
+_WITH_RESULT_RULES = direct(
+    select(tasks, *(rules.RESULT.table.c[n].label(label) for label, n in _RULE_LABELS.items()))
+    .select_from(
+        tasks.outerjoin(rules.RESULT.table, rules.RESULT.table.c.owner == tasks.c.requester_owner)
+    )
+    .where(tasks.c.id == bindparam("task_id"))
+)
+_WITH_RESULT_RULES_LOCKED = direct(_WITH_RESULT_RULES.with_for_update(of=tasks))
 _UPDATE = direct(
     update(tasks).where(
         tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
@@ -44,11 +57,31 @@ class Tasks(Repository):
         super().__init__(tx)
         self._loaded: dict[str, dict[str, Any]] = {}  # task id -> its row as loaded, kept
 
-    async def get(self, task_id: str, for_update: bool = False) -> Task | None:
+    async def get(
+        self, task_id: str, for_update: bool = False, with_result_rules: bool = False
+    ) -> Task | None:
+        """The task (locked with `for_update`). `with_result_rules`: its requester's owner's
+        result rules are read by the same statement, and `tx.result_rules.of` answers them
+        for the rest of the transaction."""
+        if with_result_rules:
+            return await self._with_result_rules(task_id, for_update)
         stmt = _BY_ID_LOCKED if for_update and not self.tx.sqlite else _BY_ID
         row = await self.tx.one(stmt, {"task_id": task_id})
-        if row is None:
+        return None if row is None else self._load(row)
+
+    async def _with_result_rules(self, task_id: str, for_update: bool) -> Task | None:
+        locked = for_update and not self.tx.sqlite
+        stmt = _WITH_RESULT_RULES_LOCKED if locked else _WITH_RESULT_RULES
+        rows = await self.tx.rows(stmt, {"task_id": task_id})
+        if not rows:
             return None
+        task = self._load(rows[0])
+        named = [{n: r._mapping[label] for label, n in _RULE_LABELS.items()} for r in rows]
+        found = [ResultRule(**rule) for rule in named if rule["id"] is not None]
+        self.tx.result_rules.known(task.requester_owner, found)
+        return task
+
+    def _load(self, row: Any) -> Task:
         task = mapping.task_from_row(row)
         self._loaded[task.id] = _kept(mapping.task_to_row(task))
         return task
