@@ -45,6 +45,10 @@ class Projects(Repository):
         known = self.tx.read_ahead.get(("projects", project))
         if known is not None:
             return bool(known)
+        return await self._exists_now(project)
+
+    async def _exists_now(self, project: str) -> bool:
+        """Whether the project exists, read now (never from what was read ahead)."""
         return await self.tx.one(_EXISTS, {"project": project}) is not None
 
     def known(self, project: str, founded: bool) -> None:
@@ -89,7 +93,7 @@ class Projects(Repository):
         if not self.tx.sqlite:
             lock = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
             await self.tx.conn.execute(lock, {"key": f"prickle-project:{project}"})
-            if await self.exists(project):  # founded by whoever held the lock before us
+            if await self._exists_now(project):  # founded by whoever held the lock before us
                 return False
         await self.add_member(project, handle, "admin", at)
         return True
