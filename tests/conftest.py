@@ -35,8 +35,11 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
             await templates.copy_sqlite(kind, path)
         yield f"sqlite+aiosqlite:///{path}"
         return
-    template = None if kind is None else await templates.pg_template(kind)
-    async for url in fresh_pg_database(template):
+    if kind is None:
+        async for url in fresh_pg_database():
+            yield url
+        return
+    async with templates.pg_copy(kind) as url:
         yield url
 
 

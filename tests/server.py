@@ -249,13 +249,11 @@ def new_database_name(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-async def fresh_pg_database(template: str | None = None) -> AsyncIterator[str]:
-    """A new database for as long as the iteration lasts (then dropped): empty, or a copy of
-    the database `template` (tests/templates.py)."""
+async def fresh_pg_database() -> AsyncIterator[str]:
+    """A new empty database for as long as the iteration lasts (then dropped)."""
     admin = await pg_admin()
     name = new_database_name("prickle_t")
-    copied = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
-    await admin.execute(f'CREATE DATABASE "{name}"{copied}')
+    await admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield pg_url(name)
     finally:
@@ -272,7 +270,7 @@ async def connect(url: str, timeout: float = 60) -> asyncpg.Connection:
 @contextmanager
 def module_database(directory: Path) -> Iterator[str]:
     """A migrated database on the run's backend, with nothing in it, for as long as the block
-    lasts: a copy of tests/templates.py's `migrated` template (a server started on it finds
+    lasts: tests/templates.py's `migrated` template copied (a server started on it finds
     nothing to migrate; tests of migrating an empty database use `database_url`)."""
     import templates
 
@@ -281,13 +279,11 @@ def module_database(directory: Path) -> Iterator[str]:
         asyncio.run(templates.copy_sqlite("migrated", path))
         yield f"sqlite+aiosqlite:///{path}"
         return
-    name = new_database_name("prickle_s")
-    template = asyncio.run(templates.pg_template("migrated"))
-    asyncio.run(pg_admin_execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    name = asyncio.run(templates.take("migrated"))
     try:
         yield pg_url(name)
     finally:
-        asyncio.run(pg_admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(templates.give_back("migrated", name))
 
 
 # operation documents
