@@ -114,9 +114,11 @@ async def check_live_gauges(server: Server, cast: Cast) -> None:
 
 async def settled_figures(server: Server, connections: int, subscriptions: int) -> dict[Any, float]:
     def reached(figures: dict[Any, float]) -> bool:
+        # another worker's hub lag reaches the scrape through its file, rewritten each second
         return (
             value(figures, "prickle_websocket_connections") == connections
             and value(figures, "prickle_subscriptions") == subscriptions
+            and value(figures, "prickle_hub_lag_events") == 0
         )
 
     import asyncio
