@@ -22,6 +22,21 @@ class Repository:
         self.tx = tx
 
 
+class Prefixed:
+    """A table's columns under prefixed labels, to be selected beside another table's."""
+
+    __slots__ = ("columns", "names")
+
+    def __init__(self, table: Table, prefix: str) -> None:
+        self.names = {f"{prefix}{c.name}": c.name for c in table.c}  # label -> column name
+        self.columns = [table.c[name].label(label) for label, name in self.names.items()]
+
+    def values(self, row: Any) -> dict[str, Any]:
+        """The row's values of these columns, by the columns' own names."""
+        mapped = row._mapping
+        return {name: mapped[label] for label, name in self.names.items()}
+
+
 async def insert_missing(tx: Tx, table: Table, values: dict[str, Any]) -> None:
     """Insert the row unless its key exists, even if a concurrent transaction inserts it
     first (a plain INSERT would then fail on the primary key)."""

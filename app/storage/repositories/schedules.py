@@ -55,7 +55,8 @@ class Unreadable:
 
 
 def schedule_from_row(row: Any) -> Schedule:
-    fields = {name: row._mapping[name] for name in _FIELDS}
+    values = row._mapping
+    fields = {name: values[name] for name in _FIELDS}
     for name in _MOMENTS:
         if fields[name] is not None:
             fields[name] = parse_rfc3339(fields[name])
