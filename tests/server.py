@@ -7,7 +7,7 @@ on a database of its own; for tests that only add their own tasks), and `start_s
     def test_me(api_server):
         assert api_server.data("{ me { id } }")["me"]["id"] == "admin"
 
-`Server.token(owner=...)` runs `prickle token create` against the same database;
+`Server.token(owner=...)` makes a token on the same database as `prickle token create` does;
 `Server.register(owner_token, name)` registers an agent through the API and returns its
 token; `Server.run("mutations/accept_task", {...}, token)` executes a document of
 graphql/ (with the fragments it spreads).
@@ -25,6 +25,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -137,11 +138,11 @@ class Server:
         return body["data"]
 
     def token(self, owner: str | None = None, agent: str | None = None) -> str:
-        """A new token from `prickle token create` on this server's database."""
-        who = ["--owner", owner] if owner else ["--agent", agent or ""]
-        done = prickle("token", "create", *who, "--database-url", self.database_url)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.rstrip("\n").rsplit("\n", 1)[-1]
+        """A new token on this server's database, as `prickle token create` makes it."""
+        from app.domain.principals import agent as an_agent
+        from app.domain.principals import person
+
+        return provisioned(self.database_url, person(owner) if owner else an_agent(agent or ""))[0]
 
     def register(self, owner_token: str, name: str, capabilities: list[dict] | None = None) -> str:
         """Register <owner>/<name> through the API; its token."""
@@ -327,33 +328,30 @@ def _spreads(text: str) -> list[str]:
 
 
 def persons(server: Server, *handles: str) -> dict[str, str]:
-    """Tokens for persons (created if missing), from `prickle token create` run side by side."""
-    running = {
-        h: subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "app.cli",
-                "token",
-                "create",
-                "--owner",
-                h,
-                "--database-url",
-                server.database_url,
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for h in handles
-    }
-    tokens = {}
-    for handle, process in running.items():
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        tokens[handle] = out.rstrip("\n").rsplit("\n", 1)[-1]
-    return tokens
+    """Tokens for persons (created if missing), as `prickle token create` makes them."""
+    from app.domain.principals import person
+
+    made = provisioned(server.database_url, *(person(h) for h in handles))
+    return dict(zip(handles, made, strict=True))
+
+
+def provisioned(database_url: str, *principals: Any) -> list[str]:
+    """New tokens for persons or agents (made if missing) on the database: the service
+    `prickle token create` calls, run in this process (tests/test_cli.py and
+    tests/test_credentials.py run the command itself), in a thread of its own with its own
+    event loop, since the test calling it may be running one."""
+    from app.service import provision_token
+    from app.storage.store import Store
+
+    async def made() -> list[str]:
+        store = Store(database_url)
+        try:
+            return [(await provision_token(store, p)).token for p in principals]
+        finally:
+            await store.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, made()).result()
 
 
 def without_optional_nulls(typed: Any, protocol: Any) -> Any:
