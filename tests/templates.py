@@ -128,13 +128,10 @@ async def _contents_of(url: str) -> Contents:
             statement = await db.prepare(f'SELECT * FROM "{table}"')
             columns = [a.name for a in statement.get_attributes()]
             tables[table] = (columns, [tuple(r) for r in await statement.fetch()])
-        sequences = {
-            name: (value, called)
-            for name, value, called in [
-                (n, *(await db.fetchrow(f'SELECT last_value, is_called FROM "{n}"')))
-                for (n,) in await db.fetch("SELECT sequencename FROM pg_sequences")
-            ]
-        }
+        sequences = {}
+        for (name,) in await db.fetch("SELECT sequencename FROM pg_sequences"):
+            value, called = await db.fetchrow(f'SELECT last_value, is_called FROM "{name}"')
+            sequences[name] = (value, called)
     finally:
         await db.close()
     return Contents(tables, sequences)

@@ -6,8 +6,6 @@ import dataclasses
 from typing import Any
 
 from app.domain.events import Event
-from app.domain.gate import GateRule
-from app.domain.policy import ResultRule
 from app.domain.task import Gate, Task
 
 # Each field of the domain Task is the column of the same name, but its gate, which is three
@@ -75,11 +73,3 @@ def event_to_row(event: Event, seq: int) -> dict[str, Any]:
         "task": event.task,
         "wait_agent": event.wait_agent,
     }
-
-
-def gate_rule_from_row(row: Any) -> GateRule:
-    return GateRule(**dict(row._mapping))
-
-
-def result_rule_from_row(row: Any) -> ResultRule:
-    return ResultRule(**dict(row._mapping))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, exists, func, insert, select
 
-from app.domain.gate import GateRule
 from app.domain.principals import owner_of
 from app.storage.direct import direct
 from app.storage.repositories import rules
-from app.storage.repositories.base import Prefixed, Repository, insert_missing
+from app.storage.repositories.base import Repository, insert_missing
 from app.storage.repositories.projects import members
 from app.storage.tables import AgentRow, CapabilityRow, ErasedPrincipalRow, PersonRow, table_of
 
@@ -28,14 +27,13 @@ _AGENT_STANDING = direct(
 )
 # the same, with what a handoff to the agent reads next: whether the project exists, and the
 # agent's owner's gate rules (one row per rule, or one row with none)
-_gate_rule = Prefixed(rules.GATE.table, "rule_")
 _facts = select(
     exists().where(agents.c.id == bindparam("agent_id")).label("registered"),
     exists().where(_erased.c.id == bindparam("agent_id")).label("erased"),
     exists().where(members.c.project == bindparam("project")).label("founded"),
 ).subquery("facts")
 _HANDOFF_STANDING = direct(
-    select(_facts, *_gate_rule.columns).select_from(
+    select(_facts, *rules.GATE.beside.columns).select_from(
         _facts.outerjoin(rules.GATE.table, rules.GATE.table.c.owner == bindparam("owner"))
     )
 )
@@ -90,8 +88,7 @@ class Principals(Repository):
         owner = owner_of(agent_id)
         params = {"agent_id": agent_id, "project": handoff_into, "owner": owner}
         rows = await self.tx.rows(_HANDOFF_STANDING, params)
-        named = [_gate_rule.values(r) for r in rows]
-        self.tx.gate_rules.known(owner, [GateRule(**r) for r in named if r["id"] is not None])
+        self.tx.gate_rules.known_in(owner, rows)
         facts = rows[0]._mapping
         self.tx.projects.known(handoff_into, bool(facts["founded"]))
         return bool(facts["registered"]), bool(facts["erased"])

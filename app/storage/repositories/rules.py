@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy import Table, bindparam, delete, insert, select
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
-from app.storage import mapping
 from app.storage.direct import direct
+from app.storage.repositories.base import Prefixed
 from app.storage.tables import GateRuleRow, ResultRuleRow, table_of
 
 if TYPE_CHECKING:
@@ -25,9 +25,11 @@ Rule = TypeVar("Rule", GateRule, ResultRule)
 class Kind(Generic[Rule]):
     """One kind of rule: its table's statements and how its row becomes a rule."""
 
-    def __init__(self, table: Table, from_row: Callable[[Any], Rule]) -> None:
+    def __init__(self, table: Table, rule: type[Rule]) -> None:
         self.table = table
-        self.from_row: Callable[[Any], Rule] = from_row
+        self.rule: type[Rule] = rule  # made from a row's values by column name
+        # its columns as another statement selects them beside its own (Rules.known_in)
+        self.beside = Prefixed(table, "rule_")
         self.of = select(table).where(table.c.owner == bindparam("owner"))
         self.insert = insert(table)
         self.delete = delete(table).where(
@@ -35,8 +37,8 @@ class Kind(Generic[Rule]):
         )
 
 
-GATE: Kind[GateRule] = Kind(gate_rules, mapping.gate_rule_from_row)
-RESULT: Kind[ResultRule] = Kind(result_rules, mapping.result_rule_from_row)
+GATE: Kind[GateRule] = Kind(gate_rules, GateRule)
+RESULT: Kind[ResultRule] = Kind(result_rules, ResultRule)
 # a handoff reads its gate rules with the agent (Principals.agent_standing) and return_result
 # its result rules with the task (Tasks.get); request_capability and reroute read them alone
 direct(GATE.of)
@@ -55,12 +57,15 @@ class Rules(Generic[Rule]):
         if known is not None:
             return list(known)
         rows = await self.tx.rows(self.kind.of, {"owner": owner})
-        return [self.kind.from_row(r) for r in rows]
+        return [self.kind.rule(**r._mapping) for r in rows]
 
-    def known(self, owner: str, rules: list[Rule]) -> None:
-        """The owner's rules, read by a statement that read something else too: `of` answers
+    def known_in(self, owner: str, rows: Sequence[Any]) -> None:
+        """The owner's rules, in `rows` of a statement that read something else too and
+        joined the rules (`kind.beside`; a row without a rule has them null): `of` answers
         them for the rest of the transaction without reading them again."""
-        self.tx.read_ahead[(self.kind.table.name, owner)] = rules
+        values = [self.kind.beside.values(row) for row in rows]
+        found = [self.kind.rule(**v) for v in values if v["id"] is not None]
+        self.tx.read_ahead[(self.kind.table.name, owner)] = found
 
     async def insert(self, rule: Rule) -> None:
         await self.tx.conn.execute(self.kind.insert, rule.__dict__)

@@ -14,12 +14,11 @@ from sqlalchemy import JSON, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedConcurrently, Conflict
-from app.domain.policy import ResultRule
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.direct import direct
 from app.storage.repositories import rules
-from app.storage.repositories.base import Prefixed, Repository
+from app.storage.repositories.base import Repository
 from app.storage.tables import TaskRow, table_of
 
 tasks = table_of(TaskRow)
@@ -30,9 +29,8 @@ _BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
 _BY_ID_LOCKED = direct(_BY_ID.with_for_update())
 # the task with its requester's owner's result rules beside it, one row per rule (or one
 # row with none): what return_result reads
-_result_rule = Prefixed(rules.RESULT.table, "rule_")
 _WITH_RESULT_RULES = direct(
-    select(tasks, *_result_rule.columns)
+    select(tasks, *rules.RESULT.beside.columns)
     .select_from(
         tasks.outerjoin(rules.RESULT.table, rules.RESULT.table.c.owner == tasks.c.requester_owner)
     )
@@ -76,9 +74,7 @@ class Tasks(Repository):
         if not rows:
             return None
         task = self._load(rows[0])
-        named = [_result_rule.values(r) for r in rows]
-        found = [ResultRule(**rule) for rule in named if rule["id"] is not None]
-        self.tx.result_rules.known(task.requester_owner, found)
+        self.tx.result_rules.known_in(task.requester_owner, rows)
         return task
 
     def _load(self, row: Any) -> Task:
