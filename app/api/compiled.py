@@ -30,6 +30,7 @@ from typing import Any
 from graphql import FieldNode, OperationDefinitionNode, OperationType
 from graphql.execution.values import get_argument_values
 
+from app.api import compiled_moves as moves
 from app.api.enums import plain
 from app.api.queries import DEFAULT_FIRST, page_size, task_id
 from app.api.sharing import SharingExecutor
@@ -161,11 +162,23 @@ async def answer(executor: SharingExecutor, plan: Plan) -> dict[str, Any] | None
     return {plan.key: page}
 
 
+def _resolving(manager: Any) -> bool:
+    """Whether schema extensions resolve fields (field middleware)."""
+    return manager is not None and bool(manager.middlewares)
+
+
 class CompilingExecutor(SharingExecutor):
     """Executes a query within the compiled subset by its one statement; any other as usual."""
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        plan = cached_plan(self.operation) if self._share_key is None else None
+        if self._share_key is not None:
+            return super().execute_operation(serially)
+        if self.operation.operation == OperationType.MUTATION:
+            move = moves.cached_plan(self.schema, self.operation)
+            if move is None or _resolving(self.middleware_manager):
+                return super().execute_operation(serially)
+            return moves.execute(self, move)
+        plan = cached_plan(self.operation)
         if plan is None:
             return super().execute_operation(serially)
         return self._compiled(plan, serially)
