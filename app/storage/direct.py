@@ -102,7 +102,7 @@ class Result:
 class _Form:
     """A statement compiled for one set of parameter names."""
 
-    __slots__ = ("arguments", "results", "row", "sql", "writes")
+    __slots__ = ("arguments", "processed", "row", "sql", "writes")
 
     def __init__(self, compiled: SQLCompiler, names: Sequence[str], dialect: Dialect) -> None:
         self.sql = compiled.string
@@ -120,13 +120,16 @@ class _Form:
         self.arguments = tuple(arguments)
         columns = compiled._result_columns  # what SQLAlchemy's result reads: keys, types
         self.row: type[Row] | None = None
-        self.results: tuple[Processor, ...] = ()
+        # the columns whose values are converted (JSON, mostly), by position; the others are
+        # taken as the driver gives them
+        self.processed: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
         if columns:
             keys = tuple(c.keyname for c in columns)
             self.row = cast(type[Row], type("Row", (Row,), {"__slots__": (), "keys": keys}))
-            self.results = tuple(
+            processors = (
                 c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
             )
+            self.processed = tuple((i, p) for i, p in enumerate(processors) if p is not None)
 
     def values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(
@@ -138,10 +141,16 @@ class _Form:
 
     def rows(self, fetched: list[tuple[Any, ...]]) -> list[Row]:
         assert self.row is not None
-        make, processors = self.row, self.results
-        if not any(processors):
+        make, processed = self.row, self.processed
+        if not processed:
             return [make(r) for r in fetched]
-        return [make(p(v) if p else v for p, v in zip(processors, r, strict=True)) for r in fetched]
+        rows = []
+        for fetched_row in fetched:
+            values = list(fetched_row)
+            for i, process in processed:
+                values[i] = process(values[i])
+            rows.append(make(values))
+        return rows
 
 
 _GIVEN = object()
