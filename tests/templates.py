@@ -6,8 +6,8 @@ Two kinds: `migrated` (the tables at the latest revision, nothing in them) and `
 copied. On PostgreSQL it is a database, copied by `CREATE DATABASE … TEMPLATE`; copying one
 takes a few hundred milliseconds here (the new files are synced), so a test's copy is not
 dropped after it but reset to the template's rows (every other session on it ended, every
-table's rows deleted and the template's put back, every sequence where the template's was)
-and given to a later test of the same kind. Templates and copies are built on first use and
+table's rows deleted and the template's put back, in the order the foreign keys allow,
+every sequence where the template's was) and given to a later test of the same kind. Templates and copies are built on first use and
 removed at the end of the run (conftest.py's `pytest_sessionfinish`).
 """
 
@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,8 +40,8 @@ _copies: list[str] = []  # every copy this run made
 
 @dataclass
 class Contents:
-    """What a PostgreSQL template holds: each table's columns and rows, each sequence's
-    (last_value, is_called)."""
+    """What a PostgreSQL template holds: each table's columns and rows (referenced tables
+    first), each sequence's (last_value, is_called)."""
 
     tables: dict[str, tuple[list[str], list[tuple[Any, ...]]]]
     sequences: dict[str, tuple[int, bool]]
@@ -107,9 +108,9 @@ async def _reset(name: str, contents: Contents) -> None:
         await admin.close()
     db = await connect(pg_url(name))
     try:
-        async with db.transaction():
-            await db.execute("SET LOCAL session_replication_role = replica")  # no FK checks
-            await db.execute("; ".join(f'DELETE FROM "{table}"' for table in contents.tables))
+        async with db.transaction():  # referencing tables emptied first, filled last
+            deletes = [f'DELETE FROM "{table}"' for table in reversed(contents.tables)]
+            await db.execute("; ".join(deletes))
             for table, (columns, rows) in contents.tables.items():
                 if rows:
                     await db.copy_records_to_table(table, records=rows, columns=columns)
@@ -119,12 +120,26 @@ async def _reset(name: str, contents: Contents) -> None:
         await db.close()
 
 
+_REFERENCES = """
+SELECT c.relname, p.relname FROM pg_constraint f
+JOIN pg_class c ON c.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
+WHERE f.contype = 'f'
+"""
+
+
 async def _contents_of(url: str) -> Contents:
+    """The template's rows, its tables in an order each table's referenced tables come
+    before it (deleted the other way round), so that a reset needs no privilege beyond the
+    tables' own: no foreign-key check is switched off."""
     db = await connect(url)
     try:
         names = "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
+        graph: dict[str, set[str]] = {table: set() for (table,) in await db.fetch(names)}
+        for table, referenced in await db.fetch(_REFERENCES):
+            if table != referenced and table in graph:
+                graph[table].add(referenced)
         tables = {}
-        for (table,) in await db.fetch(names):
+        for table in TopologicalSorter(graph).static_order():
             statement = await db.prepare(f'SELECT * FROM "{table}"')
             columns = [a.name for a in statement.get_attributes()]
             tables[table] = (columns, [tuple(r) for r in await statement.fetch()])
