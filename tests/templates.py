@@ -7,8 +7,9 @@ copied. On PostgreSQL it is a database, copied by `CREATE DATABASE … TEMPLATE`
 takes a few hundred milliseconds here (the new files are synced), so a test's copy is not
 dropped after it but reset to the template's rows (every other session on it ended, every
 table's rows deleted and the template's put back, in the order the foreign keys allow,
-every sequence where the template's was) and given to a later test of the same kind. Templates and copies are built on first use and
-removed at the end of the run (conftest.py's `pytest_sessionfinish`).
+every sequence where the template's was) and given to a later test of the same kind.
+Templates and copies are built on first use and removed at the end of the run (conftest.py's
+`pytest_sessionfinish`).
 """
 
 from __future__ import annotations
