@@ -22,8 +22,7 @@ compiled answer equal to the general one for random selections and viewers.
 from __future__ import annotations
 
 import inspect
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,13 +31,13 @@ from graphql.execution.values import get_argument_values
 
 from app.api import compiled_moves as moves
 from app.api.enums import plain
+from app.api.plans import Plans
 from app.api.queries import DEFAULT_FIRST, page_size, task_id
 from app.api.sharing import SharingExecutor
 from app.domain.reads import TaskFilters
 from app.service import compiled as service
 from app.service.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
 
-KEPT_PLANS = 256
 CONNECTION = frozenset({"edges", "page_info", "total_count", "__typename"})
 EDGE = frozenset({"cursor", "node", "__typename"})
 PAGE_INFO = frozenset({"has_next_page", "end_cursor", "__typename"})
@@ -113,21 +112,7 @@ def plan_of(operation: OperationDefinitionNode) -> Plan | None:
         return None
 
 
-_plans: OrderedDict[Hashable, Plan | None] = OrderedDict()
-
-
-def cached_plan(operation: OperationDefinitionNode) -> Plan | None:
-    """`plan_of`, worked out once per document and operation (the most recent kept)."""
-    if operation.loc is None:
-        return None
-    key = (operation.loc.source.body, operation.loc.start)
-    if key in _plans:
-        _plans.move_to_end(key)
-        return _plans[key]
-    plan = _plans[key] = plan_of(operation)
-    if len(_plans) > KEPT_PLANS:
-        _plans.popitem(last=False)
-    return plan
+_plans = Plans(plan_of)
 
 
 def _arguments(executor: SharingExecutor, plan: Plan) -> tuple[TaskFilters, int, str | None]:
@@ -178,7 +163,7 @@ class CompilingExecutor(SharingExecutor):
             if move is None or _resolving(self.middleware_manager):
                 return super().execute_operation(serially)
             return moves.execute(self, move)
-        plan = cached_plan(self.operation)
+        plan = _plans.of(self.operation)
         if plan is None:
             return super().execute_operation(serially)
         return self._compiled(plan, serially)

@@ -21,8 +21,7 @@ tests/test_api_compiled_moves.py holds the two paths to the same answers.
 from __future__ import annotations
 
 import inspect
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +41,8 @@ from graphql import (
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
 
+from app.api.plans import Plans
 from app.service.compiled import SCALARS
-
-KEPT_PLANS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,21 +111,15 @@ def _leaves(task_type: GraphQLObjectType, node: FieldNode) -> tuple[Leaf, ...] |
     return tuple(leaves)
 
 
-_plans: OrderedDict[Hashable, MovePlan | None] = OrderedDict()
+_plans: dict[GraphQLSchema, Plans[MovePlan]] = {}
 
 
 def cached_plan(schema: GraphQLSchema, operation: OperationDefinitionNode) -> MovePlan | None:
-    """`plan_of`, worked out once per document and operation (the most recent kept)."""
-    if operation.loc is None:
-        return None
-    key = (operation.loc.source.body, operation.loc.start)
-    if key in _plans:
-        _plans.move_to_end(key)
-        return _plans[key]
-    plan = _plans[key] = plan_of(schema, operation)
-    if len(_plans) > KEPT_PLANS:
-        _plans.popitem(last=False)
-    return plan
+    """`plan_of`, worked out once per document and operation (app/api/plans.py)."""
+    plans = _plans.get(schema)
+    if plans is None:
+        plans = _plans[schema] = Plans(lambda o: plan_of(schema, o))
+    return plans.of(operation)
 
 
 def _completed(plan: MovePlan, task: Any) -> dict[str, Any]:
