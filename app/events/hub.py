@@ -27,6 +27,7 @@ from app.events.members import Memberships
 from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
 from app.storage.store import NOTIFY_CHANNEL, Store
+from app.waiting import woken
 
 if TYPE_CHECKING:
     import asyncpg
@@ -178,9 +179,7 @@ class Hub:
 
     async def _tail(self) -> None:
         while True:
-            try:
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
-            except TimeoutError:
+            if not await woken(self._wake, self.poll_seconds):
                 self._unsure = True
             self._wake.clear()
             try:
@@ -292,8 +291,7 @@ class Hub:
         """Return once the connection has closed, or fails to answer a periodic SELECT 1
         (a connection cut without a FIN would otherwise look alive forever)."""
         while not self._lost.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._lost.wait(), LISTEN_CHECK_SECONDS)
+            if await woken(self._lost, LISTEN_CHECK_SECONDS):
                 return
             if self._listener is None:
                 return

@@ -21,6 +21,7 @@ from datetime import datetime
 from app.domain.clock import now
 from app.service.schedules import on_change, run_due
 from app.storage.store import Store
+from app.waiting import woken
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +83,7 @@ class Scheduler:
                 delay = ERROR_SECONDS
             if self._stopping:
                 return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+            await woken(self._wake, delay)
 
     async def _delay(self) -> float:
         """Seconds until the earliest next_run_at, at most `recheck`."""

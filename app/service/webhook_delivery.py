@@ -50,6 +50,7 @@ from app.events.stream import task_of
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
 from app.storage.store import Store, Tx
+from app.waiting import woken
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +160,7 @@ class Deliverer:
                 await self._claim_free()
             except Exception:
                 log.exception("claiming webhooks failed; trying again")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._claim.wait(), every)
+            await woken(self._claim, every)
 
     async def _renew(self) -> None:
         if not self._workers:
@@ -196,9 +196,7 @@ class Deliverer:
                 wake.clear()
                 if not await self._round(webhook_id):
                     return
-                if not wake.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), self.settings.lease / 3)
+                await woken(wake, self.settings.lease / 3)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -256,8 +254,7 @@ class Deliverer:
         """Wait until the moment; False when the server stops meanwhile."""
         seconds = (moment - self.clock()).total_seconds()
         if seconds > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), seconds)
+            await woken(self._stopping, seconds)
         return not self._stopping.is_set()
 
     async def _next(self, webhook: Webhook) -> Batch:
