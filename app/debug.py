@@ -29,9 +29,16 @@ async def live(request: Request) -> JSONResponse:
             "subscribers": len(subscribers),
             "queued": sum(sub.queue.qsize() for sub in subscribers),
             "tasks": len(asyncio.all_tasks()),
+            "task_names": sorted(_name(task) for task in asyncio.all_tasks()),
             "rss_bytes": _rss_bytes(),
         }
     )
+
+
+def _name(task: asyncio.Task[object]) -> str:
+    """The task's name and the coroutine it runs: where a task left behind comes from."""
+    coroutine = task.get_coro()
+    return f"{task.get_name()} {getattr(coroutine, '__qualname__', coroutine)}"
 
 
 def _rss_bytes() -> int | None:

@@ -174,7 +174,7 @@ async def test_a_subscriber_that_stops_reading_is_let_go_and_resumes_from_its_cu
     )
     assert (held["subscribers"], held["queued"]) == (0, 0)  # let go of while still connected
     assert len(received) < len(seqs)
-    assert (after["subscribers"], after["tasks"]) == (0, baseline["tasks"])
+    assert (after["subscribers"], after["tasks"]) == (0, baseline["tasks"]), (baseline, after)
 
 
 async def read_until_error(live: Live) -> tuple[list[dict[str, Any]], dict[str, Any]]:
