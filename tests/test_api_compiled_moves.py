@@ -14,31 +14,17 @@ import re
 from typing import Any
 
 import pytest
+from factory import PACKET
 from graphql import OperationDefinitionNode, parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from live import Cast
 from server import Server
+from test_api_compiled import PREFIXES, SCALARS, aliased
 
 from app.api.compiled_moves import plan_of
 from app.api.schema import schema
 
-SCALARS = (
-    "id",
-    "state",
-    "project",
-    "waiting_on",
-    "requester",
-    "assignee",
-    "parent_task_id",
-    "version",
-    "created_at",
-    "updated_at",
-    "origin_message_id",
-    "display_title",
-    "turn_budget",
-    "__typename",
-)
 RESULT = {
     "summary": "done",
     "provenance": "agent_generated",
@@ -80,17 +66,11 @@ def ready(cast: Cast, verb: str) -> dict[str, Any]:
     """The variables of `verb` for a new task where it applies (or for a new handoff)."""
     if verb == "handoff":
         task = {"project": cast.project("moves"), "assignee": cast.id("alice/coder")}
-        return {"input": {**task, "packet": {**cast_packet(), "task": "compiled"}}}
+        return {"input": {**task, "packet": {**PACKET, "task": "compiled"}}}
     task_id = cast.handoff("alice", "alice/coder", "moves")["id"]
     for earlier in VERBS[verb][1]:
         cast.move("alice/coder", earlier, task_id)
     return {"id": task_id, "result": RESULT} if verb == "return_result" else {"id": task_id}
-
-
-def cast_packet() -> dict[str, Any]:
-    from factory import PACKET
-
-    return dict(PACKET)
 
 
 def actor(verb: str) -> str:
@@ -105,14 +85,8 @@ def both(cast: Cast, verb: str, selection: str) -> tuple[str, str]:
     return same_moment_and_ids(compiled), same_moment_and_ids(general)
 
 
-def aliased(prefix: str, field: str) -> str:
-    return f"{prefix}{field.strip('_')}: {field}" if prefix else field
-
-
 SELECTIONS = st.lists(
-    st.tuples(st.sampled_from(["", "x_", "y_"]), st.sampled_from(SCALARS)).map(
-        lambda a: aliased(*a)
-    ),
+    st.tuples(PREFIXES, st.sampled_from(SCALARS)).map(lambda a: aliased(*a)),
     min_size=1,
     max_size=6,
     unique_by=lambda f: f.split(":")[0],
