@@ -1,5 +1,6 @@
 """The hub's LISTEN connection on PostgreSQL: it wakes the hub for other processes' commits,
-and when it drops the hub logs it, catches up and listens again.
+and when it drops the hub logs it, catches up and listens again. A process with a hub
+announces its own commits, several at a time (app/events/announcer.py).
 
 A second `Store` on the same database stands in for another process: its commits do not
 call this hub's `wake`, so only a notification (or the poll, set very slow here) can.
@@ -11,18 +12,21 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+import asyncpg
 import pytest
 from factory import PACKET
 from server import postgres_only
 
 from app import service
 from app.domain.principals import person
+from app.events import announcer as announcer_module
 from app.events import hub as hub_module
 from app.events.hub import Hub
 from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
-from app.storage.store import Store
+from app.storage.store import NOTIFY_CHANNEL, Store
 
 pytestmark = postgres_only
 
@@ -93,3 +97,64 @@ async def test_a_dropped_listen_connection_is_logged_caught_up_and_reopened(
     messages = [r.getMessage() for r in caplog.records]
     assert any("LISTEN connection was lost" in m for m in messages), messages
     assert any("LISTEN connection is back" in m for m in messages), messages
+
+
+@asynccontextmanager
+async def _heard(url: str) -> AsyncIterator[list[int]]:
+    """The seqs announced on `prickle_events` while the block runs, as they arrive."""
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    payloads: list[int] = []
+    await conn.add_listener(NOTIFY_CHANNEL, lambda *args: payloads.append(int(args[-1])))
+    try:
+        yield payloads
+    finally:
+        await conn.close()
+
+
+async def _until_heard(payloads: list[int], seq: int, timeout: float) -> None:
+    async with asyncio.timeout(timeout):
+        while not payloads or payloads[-1] < seq:
+            await asyncio.sleep(0.01)
+
+
+async def test_a_serving_process_announces_its_commits_after_them_several_at_a_time(
+    stores, pg_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(announcer_module, "ANNOUNCE_SECONDS", 0.5)
+    here, there = stores
+    listening, writing = Hub(here, poll_seconds=60), Hub(there, poll_seconds=60)
+    await listening.start()
+    await writing.start()
+    try:
+        async with _heard(pg_database_url) as payloads:
+            seqs = [await _handoff(there) for _ in range(10)]
+            # the first at once; those committed within the next half second together
+            await _until_heard(payloads, seqs[-1], timeout=5)
+            assert await _until_head(listening, seqs[-1], timeout=2) < 1
+        assert payloads[0] == seqs[0]
+        assert len(payloads) < len(seqs), payloads
+        assert payloads == sorted(payloads) and payloads[-1] == seqs[-1]
+    finally:
+        await writing.stop()
+        await listening.stop()
+
+
+async def test_a_stopping_process_announces_what_it_has_not_told_yet(
+    stores, pg_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(announcer_module, "ANNOUNCE_SECONDS", 30)
+    here, there = stores
+    writing = Hub(there, poll_seconds=60)
+    await writing.start()
+    async with _heard(pg_database_url) as payloads:
+        first = await _handoff(there)
+        await _until_heard(payloads, first, timeout=5)
+        last = await _handoff(there)  # waits for the gap after the first's announcement
+        await asyncio.sleep(0.2)
+        assert payloads == [first]
+        await writing.stop()
+        await _until_heard(payloads, last, timeout=5)
+    assert payloads == [first, last]
+    assert there.announces  # a store without its hub announces each commit itself
+    async with _heard(pg_database_url) as payloads:
+        await _until_heard(payloads, await _handoff(there), timeout=5)

@@ -1,7 +1,8 @@
 """The hub: tails the event log in seq order and hands each event to matching subscribers.
 
 Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
-wakes it for commits made by other processes; a slow poll covers anything missed. The hub
+wakes it for commits made by other processes (which their hubs announce: `Announcer`,
+app/events/announcer.py); a slow poll covers anything missed. The hub
 never skips a seq: it reads the log itself, only up to the bound below which nothing can
 still commit (app/storage/repositories/events.py; docs/events.md).
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
+from app.events.announcer import Announcer
 from app.events.members import Memberships
 from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
@@ -112,6 +114,8 @@ class Hub:
         self._revocations: asyncio.Task[None] | None = None
         # project memberships of live subscribers, re-read only when a membership changed
         self.memberships = Memberships(store)
+        # PostgreSQL: this process's commits told to the other processes
+        self.announcer = Announcer(store)
 
     async def start(self) -> None:
         async with self.store.read() as tx:
@@ -121,6 +125,7 @@ class Hub:
         if not self.store.sqlite:
             await self._listen()
             self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
+            self.announcer.start()
         else:
             self._revocations = asyncio.create_task(
                 self._poll_revocations(), name="prickle-revocations"
@@ -128,6 +133,8 @@ class Hub:
         self._task = asyncio.create_task(self._tail(), name="prickle-event-hub")
 
     async def stop(self) -> None:
+        if not self.store.sqlite:
+            await self.announcer.stop()
         with contextlib.suppress(ValueError):
             self.store.commit_listeners.remove(self.wake)
         with contextlib.suppress(ValueError):

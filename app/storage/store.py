@@ -74,6 +74,10 @@ class Store:
         self._writer: Connection | None = None  # SQLite file: the one connection that writes
         self._kept = Kept(self.engine, pool_size())  # PostgreSQL: connections between uses
         self.commit_listeners: list[Callable[[int], None]] = []
+        # PostgreSQL: whether a writing transaction tells the other processes of its seqs
+        # itself (pg_notify, at its commit); a hub announcing for it turns this off
+        # (app/events/announcer.py)
+        self.announces = True
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
 
     @asynccontextmanager
@@ -151,10 +155,10 @@ class Store:
         async with self._kept.connection() as conn:
             if _listened(conn):
                 async with conn.begin():  # listened to: every statement through SQLAlchemy
-                    yield Tx(conn, False, self.horizon)
+                    yield Tx(conn, False, self.horizon, self.announces)
                 return
             async with _on_driver(conn, transactional=not alone) as on_driver:
-                yield Tx(on_driver, False, self.horizon)
+                yield Tx(on_driver, False, self.horizon, self.announces)
 
     def _sqlite_writer(self) -> Connection:
         """The connection the store's SQLite writes use, kept open between them: no pool
@@ -350,10 +354,12 @@ class Tx:
         conn: AsyncConnection | _OnLoop | _OnDriver,
         sqlite: bool,
         horizon: Horizon | None = None,
+        announces: bool = True,
     ) -> None:
         self.conn = conn
         self.sqlite = sqlite
         self.horizon = horizon if horizon is not None else Horizon()
+        self.announces = announces  # PostgreSQL: its events' statement sends pg_notify
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)

@@ -64,17 +64,26 @@ _ADVANCE_COUNTER = direct(
     .returning(counter.c.last_seq)
 )
 _LAST_SEQ = select(counter.c.last_seq).where(counter.c.id == 1)
-# PostgreSQL: the transaction id first (MATERIALIZED: taken before any seq is drawn), then
-# the seqs, and the announcement of the newest on commit: one round trip
-_DRAW = direct(
-    text(
-        "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
-        f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
-        "  FROM me, generate_series(1, :count))"
-        " SELECT array_agg(seq ORDER BY seq),"
-        f" pg_notify('{NOTIFY_CHANNEL}', max(seq)::text) FROM drawn"
+# PostgreSQL: the newest seq told to every process listening (`Tx.announces`)
+_NOTIFY = f"pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
+_ANNOUNCE = direct(text(f"SELECT pg_notify('{NOTIFY_CHANNEL}', :seq)"))
+
+
+@functools.cache
+def _draw(announce: bool) -> TextClause:
+    """PostgreSQL: the transaction id first (MATERIALIZED: taken before any seq is drawn),
+    then the seqs, and if `announce` the announcement of the newest on commit: one round
+    trip."""
+    return direct(
+        text(
+            "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
+            f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
+            "  FROM me, generate_series(1, :count))"
+            f" SELECT array_agg(seq ORDER BY seq){', ' + _NOTIFY if announce else ''} FROM drawn"
+        )
     )
-)
+
+
 _LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
 # N, the next transaction id: `age()` measures from it, read at its first call in the
 # transaction (or from this transaction's own id, when it has one: then no proof here);
@@ -108,10 +117,12 @@ def _one_write(
     columns: tuple[str, ...],
     count: int,
     riders: tuple[tuple[Table, tuple[str, ...]], ...],
+    announce: bool,
 ) -> TextClause:
     """PostgreSQL, one statement: the task's write, then, only if it was written, the
     transaction id, `count` seqs drawn, the events inserted with them, the `riders` (rows
-    of other tables that go with the task's write) inserted, and the newest seq announced.
+    of other tables that go with the task's write) inserted, and if `announce` the newest
+    seq announced.
 
     `head` "moved" updates the task's changed `columns` if it is still at the version
     loaded (no row comes back on a conflict); "created" inserts it with `columns`.
@@ -148,7 +159,7 @@ def _one_write(
         f" added AS (INSERT INTO events (seq, {names}) SELECT n.seq, {picked}"
         f"  FROM numbered AS n JOIN (VALUES {values}) AS v(i, {names}) ON v.i = n.i"
         "  RETURNING seq)"
-        f" SELECT array_agg(seq ORDER BY seq), pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
+        f" SELECT array_agg(seq ORDER BY seq){', ' + _NOTIFY if announce else ''}"
         " FROM added HAVING count(*) > 0"
     )
     typed = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in columns]
@@ -216,7 +227,7 @@ class Events(Repository):
             last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
             seqs = list(range(last - len(new) + 1, last + 1))
         else:
-            seqs = list((await self.tx.one(_DRAW, {"count": len(new)}))[0])
+            seqs = list((await self.tx.one(_draw(self.tx.announces), {"count": len(new)}))[0])
         if moved is None and created is None:
             rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
             await self.tx.conn.execute(_INSERT, rows)
@@ -243,9 +254,8 @@ class Events(Repository):
         for j, (_, ridden) in enumerate(riders):
             params.update({f"r{j}_{name}": value for name, value in ridden.items()})
         shape = tuple((table, tuple(ridden)) for table, ridden in riders)
-        statement = _one_write(
-            "moved" if moved is not None else "created", tuple(columns), len(new), shape
-        )
+        head = "moved" if moved is not None else "created"
+        statement = _one_write(head, tuple(columns), len(new), shape, self.tx.announces)
         try:
             found = await self.tx.one(statement, params)
         except IntegrityError as error:
@@ -256,6 +266,11 @@ class Events(Repository):
         if found is None:
             raise changed_concurrently(task.id)
         return list(found[0])
+
+    async def announce(self, seq: int) -> None:
+        """PostgreSQL: tell every process listening that the log has grown to `seq` (for the
+        transactions that did not announce themselves: `Tx.announces`)."""
+        await self.tx.conn.execute(_ANNOUNCE, {"seq": str(seq)})
 
     async def last_seq(self) -> int:
         """The seq up to which the log is complete: no event at or below it can still commit
