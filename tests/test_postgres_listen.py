@@ -143,7 +143,7 @@ async def test_a_stopping_process_announces_what_it_has_not_told_yet(
     stores, pg_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(announcer_module, "ANNOUNCE_SECONDS", 30)
-    here, there = stores
+    _, there = stores
     writing = Hub(there, poll_seconds=60)
     await writing.start()
     async with _heard(pg_database_url) as payloads:
