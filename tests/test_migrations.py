@@ -157,3 +157,43 @@ async def test_a_downgrade_below_the_foreign_keys_keeps_the_rows_and_drops_only_
         assert await snapshot(store) == before
     finally:
         await store.close()
+
+
+async def test_the_events_keep_their_seqs_through_0009_and_later_ones_follow_them(
+    database_url: str,
+) -> None:
+    """0009 rebuilds SQLite's events table with seq as its rowid: every event keeps its seq,
+    the next move's comes right after the newest, and no second b-tree is kept for seq. A
+    downgrade leaves the counter row at the newest seq, where 0008's writers start from."""
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine, "0008")
+        await setup(store)
+        task = await give(store)
+        await call(store, "accept_task", BOB, task.id)
+        before = await snapshot(store, task.id)
+        await upgrade(store.engine)
+        assert await snapshot(store, task.id) == before
+        moved = await call(store, "start_task", BOB, task.id)
+        after = (await snapshot(store, task.id))["events"]
+        assert [e["seq"] for e in after] == [e["seq"] for e in before["events"]] + [
+            before["events"][-1]["seq"] + 1
+        ]
+        assert after[-1]["version"] == moved.version
+        if store.sqlite:
+            async with store.engine.connect() as conn:
+                indexes = await conn.exec_driver_sql("SELECT name FROM pragma_index_list('events')")
+                columns = await conn.exec_driver_sql(
+                    "SELECT name, type FROM pragma_table_info('events')"
+                )
+                assert sorted(r[0] for r in indexes) == [
+                    "ix_events_project_seq",
+                    "ix_events_task_seq",
+                ]
+                assert ("seq", "INTEGER") in [tuple(r) for r in columns]
+            await downgrade(store.engine, "0008")
+            async with store.engine.connect() as conn:
+                last = await conn.exec_driver_sql("SELECT last_seq FROM event_counter")
+                assert last.scalar_one() == after[-1]["seq"]
+    finally:
+        await store.close()

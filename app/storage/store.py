@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, insert, select, text
+from sqlalchemy import Connection, Engine, Table, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -32,7 +32,7 @@ from app.storage.engine import (
 from app.storage.kept import Kept
 from app.storage.repositories.approvals import Approvals, approvals
 from app.storage.repositories.erasures import Erasures
-from app.storage.repositories.events import NOTIFY_CHANNEL, Events, Horizon, counter, events
+from app.storage.repositories.events import NOTIFY_CHANNEL, Events, Horizon, events
 from app.storage.repositories.principals import Principals, agents, capabilities, persons
 from app.storage.repositories.projects import Projects, members
 from app.storage.repositories.records import Checkpoints, Results, checkpoints, results
@@ -50,10 +50,8 @@ __all__ = [
     "approvals",
     "capabilities",
     "checkpoints",
-    "counter",
     "events",
     "gate_rules",
-    "init_counter",
     "members",
     "persons",
     "result_rules",
@@ -468,8 +466,3 @@ class Tx:
     @cached_property
     def webhooks(self) -> Webhooks:
         return Webhooks(self)
-
-
-async def init_counter(conn: AsyncConnection) -> None:
-    if (await conn.execute(select(counter.c.id).where(counter.c.id == 1))).first() is None:
-        await conn.execute(insert(counter).values(id=1, last_seq=0))

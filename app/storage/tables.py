@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Table, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Integer, Table, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -80,7 +80,12 @@ class EventRow(SQLModel, table=True):
         Index("ix_events_project_seq", "project", "seq"),
     )
 
-    seq: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    # on SQLite the rowid (INTEGER PRIMARY KEY: no second b-tree beside the table)
+    seq: int = Field(
+        sa_column=Column(
+            BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=False
+        )
+    )
     task_id: str = Field(max_length=64, foreign_key="tasks.id")
     project: str = Field(max_length=39)
     kind: str = Field(max_length=16)
@@ -97,7 +102,8 @@ class EventRow(SQLModel, table=True):
 
 
 class EventCounterRow(SQLModel, table=True):
-    """One row holding the last event seq; its row lock orders commits by seq."""
+    """One row, once the last event seq (no longer used: PostgreSQL draws seqs from a
+    sequence since migration 0007, SQLite numbers them after the newest since 0009)."""
 
     __tablename__ = "event_counter"
 

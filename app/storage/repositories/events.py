@@ -1,6 +1,7 @@
 """The event log: append with the next seqs, read after a seq up to the safe bound.
 
-SQLite has one writer at a time: the counter row gives the seqs and they commit in order.
+SQLite has one writer at a time: it numbers its events after the newest seq (the rowid's
+b-tree: one page read), and they commit in order.
 PostgreSQL writers draw seqs from the sequence `events_seq` and commit in parallel, so a
 seq can commit after a higher one; readers there read only up to the *safe bound*, a seq
 at or below which nothing can still commit (docs/events.md has the argument):
@@ -34,7 +35,6 @@ from sqlalchemy import (
     insert,
     select,
     text,
-    update,
 )
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.exc import IntegrityError
@@ -56,14 +56,8 @@ WAIT_SECONDS = 0.1  # how long a reader waits for the writers in flight before s
 POLL_SECONDS = 0.0005
 
 _INSERT = direct(insert(events))
-# SQLite: one writer at a time, so the counter row orders seqs and commits alike
-_ADVANCE_COUNTER = direct(
-    update(counter)
-    .where(counter.c.id == 1)
-    .values(last_seq=counter.c.last_seq + bindparam("count"))
-    .returning(counter.c.last_seq)
-)
-_LAST_SEQ = select(counter.c.last_seq).where(counter.c.id == 1)
+# SQLite: one writer at a time, so the newest seq orders the next ones and commits alike
+_LAST_SEQ = direct(select(func.coalesce(func.max(events.c.seq), 0)))
 # PostgreSQL: the newest seq told to every process listening (`Tx.announces`)
 _NOTIFY = f"pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
 _ANNOUNCE = direct(text(f"SELECT pg_notify('{NOTIFY_CHANNEL}', :seq)"))
@@ -224,8 +218,8 @@ class Events(Repository):
         if moved is not None or created is not None:
             seqs = await self._one_write(new, moved, created)
         elif self.tx.sqlite:
-            last = (await self.tx.one(_ADVANCE_COUNTER, {"count": len(new)}))[0]
-            seqs = list(range(last - len(new) + 1, last + 1))
+            last = (await self.tx.one(_LAST_SEQ))[0]
+            seqs = list(range(last + 1, last + len(new) + 1))
         else:
             seqs = list((await self.tx.one(_draw(self.tx.announces), {"count": len(new)}))[0])
         if moved is None and created is None:
