@@ -4,7 +4,8 @@ Moves beside the floor, for two source trees side by side in one run: this tree'
 and the one in DIR (say `git archive <commit> | tar -x -C DIR`), each on a fresh database
 of its own, both running throughout; each run measures `{ __typename }` then moves on
 the one, then on the other (which goes first alternates), with the raw client
-(tests/bench/rawhttp.py). Prints each run's figures and the medians as JSON.
+(tests/bench/rawhttp.py). Prints each run's figures and the medians as JSON, and the
+paired change (`paired`): each run's after ÷ before, with its median and range.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,7 +92,30 @@ async def compare(before_root: Path, backend: str, runs: int) -> dict[str, Any]:
                     setup = setups[tree]
                     for name in ("typename", "move"):
                         results[tree][name].append(await measured(setup, listed[tree], name))
-    return {tree: b.summary(runs_of) for tree, runs_of in results.items()}
+    figures = {tree: b.summary(runs_of) for tree, runs_of in results.items()}
+    figures["paired"] = paired(figures["before"], figures["after"])
+    return figures
+
+
+def paired(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Each run's after ÷ before (the two trees measured one right after the other), their
+    median and range: on a machine whose speed drifts between runs, each run's pair shares
+    that run's speed, so this moves less than the ratio of the two trees' medians."""
+    changes = {
+        "cpu_ratio": [
+            a / b for a, b in zip(after["cpu_ratios"], before["cpu_ratios"], strict=True)
+        ],
+        "move_cpu": [
+            a / b
+            for a, b in zip(
+                after["move"]["server_cpu_runs"], before["move"]["server_cpu_runs"], strict=True
+            )
+        ],
+    }
+    return {
+        name: {"median": statistics.median(runs), "low": min(runs), "high": max(runs), "runs": runs}
+        for name, runs in changes.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         figures = runner.run(compare(args.before.resolve(), args.backend, args.runs))
     print(json.dumps(figures))
+    for name, change in figures.pop("paired").items():
+        print(
+            f"paired after ÷ before, {name}: {change['median']:.3f}",
+            f"({change['low']:.3f} to {change['high']:.3f})",
+            file=sys.stderr,
+        )
     for tree, summary in figures.items():
         print(
             tree,
