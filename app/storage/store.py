@@ -29,6 +29,7 @@ from app.storage.engine import (
     is_sqlite_file,
     pool_size,
 )
+from app.storage.grouped import Grouped
 from app.storage.kept import Kept
 from app.storage.repositories.approvals import Approvals, approvals
 from app.storage.repositories.erasures import Erasures
@@ -68,6 +69,8 @@ class Store:
         self.engine = create_engine(self.url)
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
+        # a SQLite file's writes (app/storage/grouped.py)
+        self._grouped = Grouped(self._write_lock) if self._write_lock is not None else None
         self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
         self._writer: Connection | None = None  # SQLite file: the one connection that writes
         self._kept = Kept(self.engine, pool_size())  # PostgreSQL: connections between uses
@@ -88,6 +91,12 @@ class Store:
         if self._write_lock is None:
             async with self._transaction(write=True, alone=alone) as tx:
                 yield tx
+        elif self._grouped is not None and self._grouping():
+            # the writes ready together share a transaction and its commit
+            writer = self._sqlite_writer()
+            async with self._grouped.transaction(writer) as driver:
+                tx = Tx(_OnLoop(writer, driver), sqlite=True, horizon=self.horizon)
+                yield tx
         else:
             async with self._write_lock, self._transaction(write=True) as tx:
                 yield tx
@@ -97,6 +106,13 @@ class Store:
         if tx.members_changed:
             for told in self.member_listeners:
                 told()
+
+    def _grouping(self) -> bool:
+        """A SQLite file whose statements nothing listens to (traces, tests that count
+        them): its writes are grouped (app/storage/grouped.py)."""
+        return (
+            self._blocking is not None and not self._sqlite_writer().dispatch.before_cursor_execute
+        )
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
@@ -131,14 +147,10 @@ class Store:
     @asynccontextmanager
     async def _transaction(self, write: bool, alone: bool = False) -> AsyncIterator[Tx]:
         if self._blocking is not None:
-            if write:  # writes take turns (the write lock): one connection serves them all
+            if write:  # listened to (`write` groups the others): all by SQLAlchemy
                 writer = self._sqlite_writer()
-                if writer.dispatch.before_cursor_execute:  # listened to: all by SQLAlchemy
-                    with writer.begin():
-                        yield Tx(_OnLoop(writer), sqlite=True, horizon=self.horizon)
-                    return
-                async with _driven(writer) as on_loop:
-                    yield Tx(on_loop, sqlite=True, horizon=self.horizon)
+                with writer.begin():
+                    yield Tx(_OnLoop(writer), sqlite=True, horizon=self.horizon)
                 return
             with self._blocking.connect() as blocking, blocking.begin():
                 yield Tx(_OnLoop(blocking), sqlite=True, horizon=self.horizon)
@@ -224,32 +236,6 @@ class _SharedRead:
 
 _CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 _shared_read: ContextVar[_SharedRead | None] = ContextVar("shared_read", default=None)
-
-
-@asynccontextmanager
-async def _driven(writer: Connection) -> AsyncIterator[_OnLoop]:
-    """A write transaction begun and ended on the SQLite driver itself (BEGIN IMMEDIATE,
-    COMMIT or ROLLBACK), without SQLAlchemy's transaction machinery around it. A statement
-    sent through SQLAlchemy inside begins SQLAlchemy's transaction on the writer (its BEGIN
-    is skipped: the driver's transaction is open, app/storage/engine.py), which then ends
-    the transaction instead."""
-    driver = writer.connection.driver_connection
-    assert isinstance(driver, sqlite3.Connection)
-    driver.execute("BEGIN IMMEDIATE")
-    ended = False
-    try:
-        yield _OnLoop(writer, driver)
-        if writer.in_transaction():
-            writer.commit()
-        else:
-            driver.commit()
-        ended = True
-    finally:
-        if not ended:
-            if writer.in_transaction():
-                writer.rollback()
-            else:
-                driver.rollback()
 
 
 def _listened(conn: AsyncConnection) -> bool:
