@@ -86,11 +86,11 @@ class Grouped:
             group, joined = self._enter(writer, driver)
             try:
                 yield driver
+                if joined:
+                    driver.execute(f"RELEASE {SAVEPOINT}")
             except BaseException as error:
                 self._failed(group, joined, error)
                 raise
-            if joined:
-                driver.execute(f"RELEASE {SAVEPOINT}")
             if group.due:  # its commit came while this block ran
                 self._end(group)
         if not joined:
@@ -99,9 +99,12 @@ class Grouped:
 
     def _enter(self, writer: Connection, driver: sqlite3.Connection) -> tuple[_Group, bool]:
         group = self._open
-        if group is not None and not group.done.done() and driver.in_transaction:
-            driver.execute(f"SAVEPOINT {SAVEPOINT}")
-            return group, True
+        if group is not None and not group.done.done():
+            if driver.in_transaction:
+                driver.execute(f"SAVEPOINT {SAVEPOINT}")
+                return group, True
+            # SQLite ended the transaction under a block that went on (it caught the error)
+            self._end(group, sqlite3.OperationalError("the transaction was rolled back"))
         group = self._open = _Group(writer, driver)
         driver.execute("BEGIN IMMEDIATE")
         return group, False
@@ -120,8 +123,8 @@ class Grouped:
 
     def _commit_due(self, group: _Group) -> None:
         """The loop's next turn after the first write: the writes ready by now have joined."""
-        if self.lock.locked():  # a block in progress (one that awaited): it ends the group
-            group.due = True
+        if self.lock.locked() and self._open is group:
+            group.due = True  # a block of the group in progress (one that awaited) ends it
         else:
             self._end(group)
 
