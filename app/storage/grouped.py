@@ -90,8 +90,10 @@ class Grouped:
                     driver.execute(f"RELEASE {SAVEPOINT}")
             except BaseException as error:
                 self._failed(group, joined, error)
+                if group.due:  # its commit came while this block ran
+                    self._end(group)
                 raise
-            if group.due:  # its commit came while this block ran
+            if group.due:
                 self._end(group)
         if not joined:
             asyncio.get_running_loop().call_soon(self._commit_due, group)
@@ -105,8 +107,8 @@ class Grouped:
                 return group, True
             # SQLite ended the transaction under a block that went on (it caught the error)
             self._end(group, sqlite3.OperationalError("the transaction was rolled back"))
+        driver.execute("BEGIN IMMEDIATE")  # (busy: the error reaches this write alone)
         group = self._open = _Group(writer, driver)
-        driver.execute("BEGIN IMMEDIATE")
         return group, False
 
     def _failed(self, group: _Group, joined: bool, error: BaseException) -> None:

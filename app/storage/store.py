@@ -87,7 +87,9 @@ class Store:
         checks what the block read (a move guarded by the task's version); on PostgreSQL
         the block then runs without BEGIN and COMMIT, each statement committing by itself,
         saving two round trips. Elsewhere, and while statements are listened to, it is an
-        ordinary transaction."""
+        ordinary transaction. On a SQLite file the writes ready together share one (each in
+        a savepoint) and its commit, which the block's end waits for
+        (app/storage/grouped.py)."""
         if self._write_lock is None:
             async with self._transaction(write=True, alone=alone) as tx:
                 yield tx
