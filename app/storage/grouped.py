@@ -90,11 +90,10 @@ class Grouped:
                     driver.execute(f"RELEASE {SAVEPOINT}")
             except BaseException as error:
                 self._failed(group, joined, error)
+                raise
+            finally:
                 if group.due:  # its commit came while this block ran
                     self._end(group)
-                raise
-            if group.due:
-                self._end(group)
         if not joined:
             asyncio.get_running_loop().call_soon(self._commit_due, group)
         await group.done

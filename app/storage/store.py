@@ -70,7 +70,9 @@ class Store:
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None
         # a SQLite file's writes (app/storage/grouped.py)
-        self._grouped = Grouped(self._write_lock) if self._write_lock is not None else None
+        self._grouped: Grouped | None = None
+        if self._write_lock is not None and self._blocking is not None:
+            self._grouped = Grouped(self._write_lock)
         self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
         self._writer: Connection | None = None  # SQLite file: the one connection that writes
         self._kept = Kept(self.engine, pool_size())  # PostgreSQL: connections between uses
@@ -93,7 +95,7 @@ class Store:
         if self._write_lock is None:
             async with self._transaction(write=True, alone=alone) as tx:
                 yield tx
-        elif self._grouped is not None and self._grouping():
+        elif self._grouped is not None and not self._listened_to():
             # the writes ready together share a transaction and its commit
             writer = self._sqlite_writer()
             async with self._grouped.transaction(writer) as driver:
@@ -109,12 +111,10 @@ class Store:
             for told in self.member_listeners:
                 told()
 
-    def _grouping(self) -> bool:
-        """A SQLite file whose statements nothing listens to (traces, tests that count
-        them): its writes are grouped (app/storage/grouped.py)."""
-        return (
-            self._blocking is not None and not self._sqlite_writer().dispatch.before_cursor_execute
-        )
+    def _listened_to(self) -> bool:
+        """A SQLite file whose statements are listened to (traces, tests that count them):
+        its writes run one transaction each, all through SQLAlchemy."""
+        return bool(self._sqlite_writer().dispatch.before_cursor_execute)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:

@@ -45,10 +45,9 @@ from app.storage import mapping
 from app.storage.direct import direct
 from app.storage.repositories.base import Repository, insert_of
 from app.storage.repositories.tasks import changed_concurrently, refused_insert, tasks
-from app.storage.tables import EventCounterRow, EventRow, table_of
+from app.storage.tables import EventRow, table_of
 
 events = table_of(EventRow)
-counter = table_of(EventCounterRow)
 
 NOTIFY_CHANNEL = "prickle_events"
 SEQUENCE = "events_seq"
