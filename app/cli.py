@@ -188,12 +188,14 @@ def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentPars
 
 
 def _config(args: argparse.Namespace) -> int:
+    from app import tuning
     from app.observability.logs import FORMATS
     from app.observability.settings import networks
     from app.settings import describe
 
     try:  # what `serve` would refuse, refused here too
         networks(args.metrics_from)
+        tuning.check()
         if args.log_format not in (None, *FORMATS):
             raise ValueError(
                 f"--log-format must be one of {', '.join(FORMATS)}, not {args.log_format!r}"
@@ -201,7 +203,7 @@ def _config(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"prickle: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(describe(args))
+    sys.stdout.write(describe(args) + "".join(f"{line}\n" for line in tuning.describe()))
     return 0
 
 

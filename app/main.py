@@ -26,7 +26,7 @@ from strawberry.subscriptions import (
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
-from app import board, debug, graphiql, vendor
+from app import board, debug, graphiql, tuning, vendor
 from app.api import errors, sse
 from app.api.context import Context, get_context
 from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
@@ -38,14 +38,12 @@ from app.observability import wiring as observability
 from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
-from app.service.scheduler import RECHECK_SECONDS, Scheduler
+from app.service.scheduler import Scheduler
 from app.service.webhook_delivery import Deliverer, Settings
 
 MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
-PING_SECONDS = 15  # PRICKLE_PING_SECONDS overrides it
 GC_THRESHOLDS = (50_000, 20, 100)
-SUBSCRIBER_QUEUE = 1000  # events a subscriber may fall behind; PRICKLE_SUBSCRIBER_QUEUE
 SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL)
 
 
@@ -171,12 +169,10 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         store = Store(database_url)
         try:
             await migrate(store)
-            queue = int(os.environ.get("PRICKLE_SUBSCRIBER_QUEUE", SUBSCRIBER_QUEUE))
-            hub = Hub(store, queue_size=queue)
+            hub = Hub(store, queue_size=tuning.SUBSCRIBER_QUEUE.value())
             hub.revocation_listeners.append(credentials_of(store).revoked)
             await hub.start()
-            recheck = float(os.environ.get("PRICKLE_SCHEDULER_RECHECK", RECHECK_SECONDS))
-            scheduler = Scheduler(store, recheck=recheck)
+            scheduler = Scheduler(store, recheck=tuning.SCHEDULER_RECHECK.value())
             await scheduler.start()
             deliverer = Deliverer(store, Settings.from_environment(), hub.memberships_version)
             hub.wake_listeners.append(deliverer.wake)
@@ -196,7 +192,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
     graphql = GraphQLApp(
         schema,
         keep_alive=True,
-        keep_alive_interval=float(os.environ.get("PRICKLE_PING_SECONDS", PING_SECONDS)),
+        keep_alive_interval=tuning.PING_SECONDS.value(),
         connection_init_wait_timeout=timedelta(seconds=30),
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
         subscription_protocols=SUBSCRIPTION_PROTOCOLS,

@@ -14,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from app import tuning
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
 from app.domain.principals import person
@@ -53,6 +54,7 @@ def serve(
     try:
         rate = configured_rate(rate_limit)
         networks(metrics_from)
+        tuning.check()
         if log_format not in (None, *FORMATS):
             raise ValueError(
                 f"--log-format must be one of {', '.join(FORMATS)}, not {log_format!r}"

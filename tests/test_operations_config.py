@@ -11,6 +11,8 @@ from typing import Any
 
 from server import ROOT
 
+from app.tuning import TUNABLES
+
 
 def config(*args: str, **env: str) -> dict[str, str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
@@ -50,7 +52,8 @@ def test_every_serve_flag_has_its_variable() -> None:
         "PRICKLE_DB_POOL_SIZE",
     }
     printed = config()
-    assert {a.dest.replace("_", "-") for a in flags} == set(printed)
+    tunables = {t.variable for t in TUNABLES}
+    assert {a.dest.replace("_", "-") for a in flags} | tunables == set(printed)
 
 
 def test_config_reads_the_environment_and_masks_secrets() -> None:
@@ -139,3 +142,47 @@ def test_config_refuses_what_serve_refuses() -> None:
         )
         assert done.returncode == 2, (variables, done.stdout)
         assert flag in done.stderr
+
+
+def test_config_shows_each_tuning_variable_and_whether_it_is_set() -> None:
+    settings = config(PRICKLE_WEBHOOK_BACKOFF="0.5, 2", PRICKLE_SUBSCRIBER_QUEUE="50")
+    assert settings["PRICKLE_WEBHOOK_BACKOFF"] == "0.5,2  (PRICKLE_WEBHOOK_BACKOFF is set)"
+    assert settings["PRICKLE_SUBSCRIBER_QUEUE"] == "50  (PRICKLE_SUBSCRIBER_QUEUE is set)"
+    assert settings["PRICKLE_WEBHOOK_TIMEOUT_SECONDS"] == "10"
+    assert settings["PRICKLE_PING_SECONDS"] == "15"
+    assert settings["PRICKLE_WEBHOOK_BACKOFF"] != config()["PRICKLE_WEBHOOK_BACKOFF"]
+
+
+BAD_TUNING = [
+    ("PRICKLE_WEBHOOK_LEASE_SECONDS", "0", "above 0"),
+    ("PRICKLE_WEBHOOK_GIVE_UP_SECONDS", "abc", "not a number of seconds"),
+    ("PRICKLE_WEBHOOK_TIMEOUT_SECONDS", "nan", "above 0"),
+    ("PRICKLE_SCHEDULER_RECHECK", "inf", "above 0"),
+    ("PRICKLE_PING_SECONDS", "-1", "above 0"),
+    ("PRICKLE_WEBHOOK_BACKOFF", "1,,2", "comma-separated seconds"),
+    ("PRICKLE_WEBHOOK_BACKOFF", "5,0", "comma-separated seconds"),
+    ("PRICKLE_SUBSCRIBER_QUEUE", "0", "whole number of at least 1"),
+    ("PRICKLE_STREAMS_PER_PRINCIPAL", "2.5", "whole number of at least 1"),
+]
+
+
+def test_a_bad_tuning_value_stops_config_and_serve_before_the_database(tmp_path: Any) -> None:
+    """Each refused with exit 2 and a line naming the variable and its value; serve has
+    not created the database file (before, a bad value was a traceback once serving)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
+    database = tmp_path / "p.db"
+    for variable, value, wanted in BAD_TUNING:
+        for command in (["config"], ["serve", "--database-url", f"sqlite+aiosqlite:///{database}"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "app.cli", *command],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env={**environment, variable: value},
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 2, (variable, value, command, done.stderr)
+            assert f"{variable}={value!r}" in done.stderr and wanted in done.stderr, done.stderr
+            assert "Traceback" not in done.stderr
+    assert not database.exists()

@@ -17,6 +17,7 @@ from server import Server, module_database, start
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from app.domain.errors import InvalidInput
+from app.domain.webhooks import message_id
 from app.service.webhook_urls import client
 
 ENV = {
@@ -250,6 +251,41 @@ def test_a_failing_endpoint_delays_no_other_webhook(cast: Cast, receiver: Receiv
             release.set()
 
 
+def test_an_answer_later_than_the_timeout_is_a_failed_attempt_sent_again(
+    start_server: Any, receiver: Receiver
+) -> None:
+    """PRICKLE_WEBHOOK_TIMEOUT_SECONDS bounds each request: the first one held for 6 s is
+    given up after 1 s, recorded as failed, and the event sent again (same webhook-id)
+    while the first is still held."""
+    env = {**ENV, "PRICKLE_WEBHOOK_TIMEOUT_SECONDS": "1"}
+    cast = Cast(start_server("--allow-private-webhooks", env=env)).add("alice", "alice/coder")
+    release = threading.Event()
+    first = threading.Event()
+
+    def status(_request: Any) -> int:
+        if not first.is_set():
+            first.set()
+            release.wait(6)
+        return 200
+
+    receiver.status = status
+    try:
+        webhook_id = create(cast, "alice", receiver.url)["webhook"]["id"]
+        cast.handoff("alice", "alice/coder", "slow")
+        got = receiver.wait_for(2, timeout=5)
+        assert not release.is_set()  # both events arrived while the first request was held
+        attempts = until(lambda: len(found := deliveries(cast, "alice", webhook_id)) == 3 and found)
+    finally:
+        release.set()
+    failed, *later = attempts
+    assert (failed["attempt"], failed["status_code"]) == (1, None)
+    assert failed["error"] == "no answer within 1 s"
+    assert 900 <= failed["duration_ms"] < 5000
+    assert [(d["attempt"], d["status_code"]) for d in later] == [(2, 200), (1, 200)]
+    seqs = [r.data["seq"] for r in got]
+    assert seqs == sorted(seqs) and got[0].id == message_id(webhook_id, seqs[0])
+
+
 def test_a_redirect_is_a_failed_attempt_and_not_followed(cast: Cast, receiver: Receiver) -> None:
     with Receiver() as elsewhere:
         answers = iter([307])
@@ -322,6 +358,10 @@ async def test_the_client_checks_the_address_again_when_it_connects(receiver: Re
     try:
         with pytest.raises(InvalidInput):
             await guarded.post(receiver.url, content=b"{}")
+        # a name is resolved again at each connection, and its address checked
+        with pytest.raises(InvalidInput, match="'localhost' resolves to"):
+            await guarded.post(receiver.url.replace("127.0.0.1", "localhost"), content=b"{}")
+        assert receiver.received == []
     finally:
         await guarded.aclose()
     allowed = client(allow_private=True)

@@ -30,7 +30,6 @@ message with the result (no `id:` line), then `complete`. Mutations need POST.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,6 +42,7 @@ from strawberry.http import GraphQLHTTPResponse
 from strawberry.http.streaming import HTTPStreamTransport, JSONEncoder, SSETransport
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
+from app import tuning
 from app.api.context import Context
 from app.api.errors import RateLimited
 from app.api.queries import event_cursor
@@ -51,8 +51,6 @@ from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 
 MEDIA_TYPE = "text/event-stream"
-PING_SECONDS = 15.0  # PRICKLE_PING_SECONDS overrides it (as for WebSockets)
-STREAMS_PER_PRINCIPAL = 100  # PRICKLE_STREAMS_PER_PRINCIPAL overrides it
 
 _CURSOR = "event_stream_cursor"  # in request.state: the cursor of the event just yielded
 _event_id: ContextVar[str | None] = ContextVar("event_stream_id", default=None)
@@ -66,7 +64,7 @@ class EventStream(SSETransport):
     and the server's keep-alive interval."""
 
     def __init__(self) -> None:
-        super().__init__(float(os.environ.get("PRICKLE_PING_SECONDS", PING_SECONDS)))
+        super().__init__(tuning.PING_SECONDS.value())
 
     def encode_next(self, response: GraphQLHTTPResponse, encode_json: JSONEncoder) -> str:
         message = super().encode_next(response, encode_json)
@@ -123,7 +121,7 @@ def stream_place(connection: HTTPConnection, principal: Principal) -> Iterator[N
         yield
         return
     key = (principal.kind, principal.id)
-    limit = int(os.environ.get("PRICKLE_STREAMS_PER_PRINCIPAL", STREAMS_PER_PRINCIPAL))
+    limit = tuning.STREAMS_PER_PRINCIPAL.value()
     if _open[key] >= limit:
         raise RateLimited(
             f"at most {limit} subscriptions over SSE at once per principal: "

@@ -21,11 +21,11 @@ from datetime import datetime
 from app.domain.clock import now
 from app.service.schedules import on_change, run_due
 from app.storage.store import Store
+from app.tuning import SCHEDULER_RECHECK
 from app.waiting import woken
 
 log = logging.getLogger(__name__)
 
-RECHECK_SECONDS = 30.0  # PRICKLE_SCHEDULER_RECHECK overrides it (app/main.py)
 HELD_ELSEWHERE_SECONDS = 0.05  # a due schedule another process is running: look again soon
 ERROR_SECONDS = 1.0  # after a failed round (the database gone), wait this long
 STOP_SECONDS = 10.0  # how long stop() waits for the transaction in progress
@@ -34,7 +34,9 @@ Clock = Callable[[], datetime]
 
 
 class Scheduler:
-    def __init__(self, store: Store, clock: Clock = now, recheck: float = RECHECK_SECONDS) -> None:
+    def __init__(
+        self, store: Store, clock: Clock = now, recheck: float = SCHEDULER_RECHECK.default
+    ) -> None:
         self.store = store
         self.clock = clock
         self.recheck = recheck

@@ -33,11 +33,10 @@ from datetime import datetime, timedelta
 
 import httpx
 
+from app import tuning
 from app.domain.clock import new_id, now, rfc3339
 from app.domain.events import Event
 from app.domain.webhooks import (
-    BACKOFF_SECONDS,
-    GIVE_UP_SECONDS,
     Delivery,
     Webhook,
     backoff,
@@ -54,7 +53,6 @@ from app.waiting import woken
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 15.0  # PRICKLE_WEBHOOK_LEASE_SECONDS
 CONCURRENCY = 64  # requests in flight at once, per process
 BATCH = 100  # events read at a time for one webhook
 CLAIM_LIMIT = 100
@@ -65,22 +63,22 @@ Clock = Callable[[], datetime]
 
 @dataclass(frozen=True)
 class Settings:
-    backoff: tuple[float, ...] = BACKOFF_SECONDS
-    give_up: float = GIVE_UP_SECONDS
-    lease: float = LEASE_SECONDS
+    backoff: tuple[float, ...] = tuning.WEBHOOK_BACKOFF.default
+    give_up: float = tuning.WEBHOOK_GIVE_UP_SECONDS.default
+    lease: float = tuning.WEBHOOK_LEASE_SECONDS.default
+    timeout: float = tuning.WEBHOOK_TIMEOUT_SECONDS.default  # one request, connecting included
     allow_private: bool = False
     concurrency: int = CONCURRENCY
 
     @classmethod
     def from_environment(cls) -> Settings:
-        """PRICKLE_WEBHOOK_BACKOFF (comma-separated seconds), PRICKLE_WEBHOOK_GIVE_UP_SECONDS,
-        PRICKLE_WEBHOOK_LEASE_SECONDS, PRICKLE_ALLOW_PRIVATE_WEBHOOKS."""
-        env = os.environ
-        steps = env.get("PRICKLE_WEBHOOK_BACKOFF")
+        """The PRICKLE_WEBHOOK_* tuning variables (app/tuning.py) and
+        PRICKLE_ALLOW_PRIVATE_WEBHOOKS."""
         return cls(
-            backoff=tuple(float(s) for s in steps.split(",")) if steps else BACKOFF_SECONDS,
-            give_up=float(env.get("PRICKLE_WEBHOOK_GIVE_UP_SECONDS", GIVE_UP_SECONDS)),
-            lease=float(env.get("PRICKLE_WEBHOOK_LEASE_SECONDS", LEASE_SECONDS)),
+            backoff=tuning.WEBHOOK_BACKOFF.value(),
+            give_up=tuning.WEBHOOK_GIVE_UP_SECONDS.value(),
+            lease=tuning.WEBHOOK_LEASE_SECONDS.value(),
+            timeout=tuning.WEBHOOK_TIMEOUT_SECONDS.value(),
             allow_private=private_allowed(),
         )
 
@@ -118,7 +116,8 @@ class Deliverer:
         self._forget: Callable[[], None] | None = None
 
     async def start(self) -> None:
-        self._http = client(self.settings.allow_private, self.settings.concurrency)
+        settings = self.settings
+        self._http = client(settings.allow_private, settings.concurrency, settings.timeout)
         self._forget = on_change(self.store, self._claim.set)
         self._task = asyncio.create_task(self._supervise(), name="prickle-webhooks")
 
@@ -344,9 +343,12 @@ class Deliverer:
         async with self._slots:
             started = time.monotonic()
             try:
-                response = await self._http.post(webhook.url, content=body, headers=headers)
+                async with asyncio.timeout(self.settings.timeout):  # the whole request
+                    response = await self._http.post(webhook.url, content=body, headers=headers)
                 status: int | None = response.status_code
                 error = None if 200 <= response.status_code < 300 else f"HTTP {status}"
+            except TimeoutError:
+                status, error = None, f"no answer within {self.settings.timeout:g} s"
             except httpx.HTTPError as failure:
                 status, error = None, f"{type(failure).__name__}: {failure}"[:500]
             except Exception as failure:  # e.g. the address refused at connect time

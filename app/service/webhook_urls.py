@@ -121,8 +121,11 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
-def client(allow_private: bool, max_connections: int = 100) -> httpx.AsyncClient:
-    """The HTTP client deliveries use: 10 s timeout, no redirects, pooled connections, every
+def client(
+    allow_private: bool, max_connections: int = 100, timeout: float = 10.0
+) -> httpx.AsyncClient:
+    """The HTTP client deliveries use: `timeout` seconds for each of connecting, sending,
+    waiting for the answer and reading it, no redirects, pooled connections, every
     connection checked by GuardedBackend; no proxy from the environment."""
     transport = httpx.AsyncHTTPTransport()
     transport._pool = httpcore.AsyncConnectionPool(
@@ -133,5 +136,5 @@ def client(allow_private: bool, max_connections: int = 100) -> httpx.AsyncClient
         network_backend=GuardedBackend(allow_private),
     )
     return httpx.AsyncClient(
-        transport=transport, timeout=10.0, follow_redirects=False, trust_env=False
+        transport=transport, timeout=timeout, follow_redirects=False, trust_env=False
     )

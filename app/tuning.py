@@ -1,0 +1,124 @@
+"""The server's tuning variables, each read from its PRICKLE_* environment variable and
+checked here, in one place.
+
+`prickle serve` checks every one before it touches the database (`check`), so a bad value
+stops it at once with a message naming the variable, the value and what is wanted. `prickle
+config` shows them. The code that uses a value reads it with `Tunable.value()`: an unset or
+empty variable gives the default.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from app.domain.webhooks import BACKOFF_SECONDS, GIVE_UP_SECONDS
+
+T = TypeVar("T")
+
+
+def seconds(text: str) -> float:
+    """A number of seconds above 0 (`0.5`, `30`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("must be a number of seconds above 0")
+    return value
+
+
+def count(text: str) -> int:
+    """A whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("must be a whole number of at least 1")
+    return int(text)
+
+
+def seconds_list(text: str) -> tuple[float, ...]:
+    """Comma-separated seconds, each above 0 (`5,30,120`)."""
+    try:
+        return tuple(seconds(step.strip()) for step in text.split(","))
+    except ValueError as error:
+        raise ValueError(f"must be comma-separated seconds, each above 0 ({error})") from None
+
+
+@dataclass(frozen=True)
+class Tunable(Generic[T]):
+    variable: str
+    default: T
+    parse: Callable[[str], T]
+    meaning: str
+
+    def value(self) -> T:
+        """The variable's value; the default when it is unset or empty. ValueError names the
+        variable, the value and what is wanted."""
+        text = os.environ.get(self.variable, "").strip()
+        if not text:
+            return self.default
+        try:
+            return self.parse(text)
+        except ValueError as error:
+            raise ValueError(f"{self.variable}={text!r}: {error}") from None
+
+
+PING_SECONDS = Tunable(
+    "PRICKLE_PING_SECONDS", 15.0, seconds, "keep-alive interval of WebSockets and SSE streams"
+)
+SUBSCRIBER_QUEUE = Tunable(
+    "PRICKLE_SUBSCRIBER_QUEUE", 1000, count, "events a live subscriber may fall behind"
+)
+STREAMS_PER_PRINCIPAL = Tunable(
+    "PRICKLE_STREAMS_PER_PRINCIPAL", 100, count, "live SSE subscriptions per principal"
+)
+SCHEDULER_RECHECK = Tunable(
+    "PRICKLE_SCHEDULER_RECHECK", 30.0, seconds, "longest sleep of a worker's scheduler"
+)
+WEBHOOK_BACKOFF: Tunable[tuple[float, ...]] = Tunable(
+    "PRICKLE_WEBHOOK_BACKOFF", BACKOFF_SECONDS, seconds_list, "waits between webhook retries"
+)
+WEBHOOK_GIVE_UP_SECONDS = Tunable(
+    "PRICKLE_WEBHOOK_GIVE_UP_SECONDS",
+    GIVE_UP_SECONDS,
+    seconds,
+    "failing this long disables a webhook",
+)
+WEBHOOK_LEASE_SECONDS = Tunable(
+    "PRICKLE_WEBHOOK_LEASE_SECONDS", 15.0, seconds, "a webhook's lease on one process"
+)
+WEBHOOK_TIMEOUT_SECONDS = Tunable(
+    "PRICKLE_WEBHOOK_TIMEOUT_SECONDS", 10.0, seconds, "how long one webhook request may take"
+)
+
+TUNABLES: tuple[Tunable[Any], ...] = (
+    PING_SECONDS,
+    SUBSCRIBER_QUEUE,
+    STREAMS_PER_PRINCIPAL,
+    SCHEDULER_RECHECK,
+    WEBHOOK_BACKOFF,
+    WEBHOOK_GIVE_UP_SECONDS,
+    WEBHOOK_LEASE_SECONDS,
+    WEBHOOK_TIMEOUT_SECONDS,
+)
+
+
+def check() -> None:
+    """ValueError for the first variable whose value is bad."""
+    for tunable in TUNABLES:
+        tunable.value()
+
+
+def describe() -> list[str]:
+    """A line per variable, as `prickle config` prints the flags: its value, and whether the
+    environment set it."""
+    lines = []
+    for tunable in TUNABLES:
+        value = tunable.value()
+        shown = ",".join(f"{v:g}" for v in value) if isinstance(value, tuple) else f"{value:g}"
+        if os.environ.get(tunable.variable, "").strip():
+            shown += f"  ({tunable.variable} is set)"
+        lines.append(f"{tunable.variable} = {shown}")
+    return lines
