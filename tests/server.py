@@ -273,6 +273,8 @@ def module_database(directory: Path) -> Iterator[str]:
     """A migrated database on the run's backend, with nothing in it, for as long as the block
     lasts: tests/templates.py's `migrated` template copied (a server started on it finds
     nothing to migrate; tests of migrating an empty database use `database_url`)."""
+    if str(ROOT / "tests") not in sys.path:  # imported as tests.server, by the benches
+        sys.path.insert(0, str(ROOT / "tests"))
     import templates
 
     if BACKEND != "postgres":
