@@ -50,6 +50,6 @@ async def test_only_the_last_thousand_attempts_are_kept(store: Store) -> None:
     async with store.write() as tx:
         await tx.webhooks.insert(webhook("W1"))
         for seq in range(1, 1006):
-            await tx.webhooks.record(Delivery(0, "W1", str(seq), 1, 200, None, 1, now()))
+            await tx.webhooks.record("W1", [Delivery(0, "W1", str(seq), 1, 200, None, 1, now())])
         kept = await tx.webhooks.deliveries("W1", 2000, None)
     assert [d.event_cursor for d in kept] == [str(s) for s in range(6, 1006)]

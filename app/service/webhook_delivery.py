@@ -8,7 +8,10 @@ lease has run out and continues from its cursor.
 
 Each held webhook has a task of its own here: it reads the events after its cursor, keeps
 those its owner may see now and its filters match, and POSTs them one by one, the next only
-after a 2xx, which advances the cursor in the same transaction that records the attempt.
+after a 2xx. The 2xx answers are written together (`_settle`: the attempts and the cursor
+past them, in one transaction): at the end of each batch, before a failure is written, at
+least every SETTLE_SECONDS, and when the server stops; after a crash, those answered since
+the last write are sent again (same `webhook-id`).
 A failure is retried after the backoff (5 s, 30 s, 2 min, 10 min, 1 h, then hourly), with
 the same `webhook-id`; after GIVE_UP_SECONDS of failures the webhook is disabled with a
 reason. Every write is conditional on still holding the lease. A failing endpoint only
@@ -55,6 +58,7 @@ log = logging.getLogger(__name__)
 
 CONCURRENCY = 64  # requests in flight at once, per process
 BATCH = 100  # events read at a time for one webhook
+SETTLE_SECONDS = 0.5  # the longest 2xx answers wait to be written together
 CLAIM_LIMIT = 100
 STOP_SECONDS = 5.0
 
@@ -190,13 +194,16 @@ class Deliverer:
 
     async def _work(self, webhook_id: str) -> None:
         wake = self._wakes[webhook_id]
+        acknowledged: list[Delivery] = []  # 2xx answers not yet written (`_settle`)
         try:
             while not self._stopping.is_set():
                 wake.clear()
-                if not await self._round(webhook_id):
+                if not await self._round(webhook_id, acknowledged):
                     return
                 await woken(wake, self.settings.lease / 3)
         except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # stopping: what was answered is kept
+                await self._settle(webhook_id, acknowledged)
             raise
         except Exception:
             log.exception("delivering webhook %s failed; another round will retry", webhook_id)
@@ -210,8 +217,10 @@ class Deliverer:
             async with self.store.write() as tx:
                 await tx.webhooks.release(webhook_id, self.holder)
 
-    async def _round(self, webhook_id: str) -> bool:
-        """Deliver what there is; False when this process no longer delivers the webhook."""
+    async def _round(self, webhook_id: str, acknowledged: list[Delivery]) -> bool:
+        """Deliver what there is; False when this process no longer delivers the webhook.
+        The 2xx answers are written together (`_settle`): at the end of each batch, before a
+        failure is, and at least every SETTLE_SECONDS."""
         while True:
             webhook = await self._held(webhook_id)
             if webhook is None:
@@ -223,22 +232,22 @@ class Deliverer:
             batch = await self._next(webhook)
             if batch.end == webhook.read_to:
                 return True
-            whole = True
+            whole, settled_at = True, time.monotonic()
             for event in batch.events:
                 if self.members_version() != batch.members_version:
                     whole = False  # judge the rest again with the memberships as they are now
                     break
-                delivered = await self._deliver(webhook, event)
+                delivered = await self._deliver(webhook, event, acknowledged)
                 if delivered is None:
                     return False
                 webhook = delivered
-            if whole and batch.end > webhook.read_to:
-                async with self.store.write() as tx:
-                    moved = await tx.webhooks.change_held(
-                        webhook.id, self.holder, read_to=batch.end
-                    )
-                if not moved:
-                    return False
+                if time.monotonic() - settled_at >= SETTLE_SECONDS:
+                    if not await self._settle(webhook.id, acknowledged):
+                        return False
+                    settled_at = time.monotonic()
+            read_to = batch.end if whole and batch.end > webhook.read_to else None
+            if not await self._settle(webhook.id, acknowledged, read_to):
+                return False
 
     async def _held(self, webhook_id: str) -> Webhook | None:
         """The webhook, while it is enabled and its lease is this process's."""
@@ -276,19 +285,22 @@ class Deliverer:
             member_of = await _projects(tx, webhook)
         return wanted(webhook, event, found[0] if found else None, member_of)
 
-    async def _deliver(self, webhook: Webhook, event: Event) -> Webhook | None:
-        """POST the event until a 2xx; the webhook as it is then, or None when this process
-        no longer delivers it (disabled, deleted, its lease lost, the server stopping)."""
+    async def _deliver(
+        self, webhook: Webhook, event: Event, acknowledged: list[Delivery]
+    ) -> Webhook | None:
+        """POST the event until a 2xx, which joins `acknowledged`; the webhook as it is then
+        (its cursor past the event), or None when this process no longer delivers it
+        (disabled, deleted, its lease lost, the server stopping)."""
         while True:
             attempt = webhook.failures + 1
             status, error, duration = await self._post(webhook, event)
             at = self.clock()
             delivery = Delivery(0, webhook.id, event.cursor, attempt, status, error, duration, at)
             if error is None:
-                done = {"last_cursor": event.seq, "read_to": event.seq, **_RECOVERED}
-                if not await self._record(webhook, delivery, done):
-                    return None
+                acknowledged.append(delivery)
                 return _recovered(replace(webhook, last_cursor=event.seq), event.seq)
+            if not await self._settle(webhook.id, acknowledged):  # they come before it
+                return None
             since = webhook.failing_since or at
             failed = {
                 "failures": attempt,
@@ -324,7 +336,30 @@ class Deliverer:
         async with self.store.write() as tx:
             if not await tx.webhooks.change_held(webhook.id, self.holder, **values):
                 return False
-            await tx.webhooks.record(delivery)
+            await tx.webhooks.record(webhook.id, [delivery])
+        return True
+
+    async def _settle(
+        self, webhook_id: str, acknowledged: list[Delivery], read_to: int | None = None
+    ) -> bool:
+        """Write the acknowledged attempts and move the cursor past them (and on to
+        `read_to`, the end of a batch whose other events were not for this webhook), in one
+        transaction, if this process still holds the lease; whether it does. Taken off the
+        list first: if the write fails, their events are sent again (same `webhook-id`)."""
+        taken = acknowledged[:]
+        acknowledged.clear()
+        values: dict[str, object] = {}
+        if taken:
+            last = int(taken[-1].event_cursor)
+            values = {"last_cursor": last, "read_to": max(last, read_to or 0), **_RECOVERED}
+        elif read_to is not None:
+            values = {"read_to": read_to}
+        if not values:
+            return True
+        async with self.store.write() as tx:
+            if not await tx.webhooks.change_held(webhook_id, self.holder, **values):
+                return False
+            await tx.webhooks.record(webhook_id, taken)
         return True
 
     async def _post(self, webhook: Webhook, event: Event) -> tuple[int | None, str | None, int]:

@@ -8,6 +8,7 @@ lease: a process that lost its lease changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -181,23 +182,27 @@ class Webhooks(Repository):
     async def release(self, webhook_id: str, holder: str) -> None:
         await self.change_held(webhook_id, holder, leased_by=None, lease_until=None)
 
-    async def record(self, delivery: Delivery) -> None:
-        """Add the attempt; keep the webhook's last KEPT_DELIVERIES."""
-        values = {
-            "webhook_id": delivery.webhook_id,
-            "event_cursor": int(delivery.event_cursor),
-            "attempt": delivery.attempt,
-            "status_code": delivery.status_code,
-            "error": delivery.error,
-            "duration_ms": delivery.duration_ms,
-            "at": rfc3339(delivery.at),
-        }
-        await self.tx.conn.execute(insert(webhook_deliveries).values(**values))
-        params = {"webhook_id": delivery.webhook_id}
-        oldest = await self.tx.one(_OLDEST_KEPT, params)
+    async def record(self, webhook_id: str, deliveries: Sequence[Delivery]) -> None:
+        """Add the webhook's attempts, in order; keep its last KEPT_DELIVERIES."""
+        rows = [
+            {
+                "webhook_id": webhook_id,
+                "event_cursor": int(delivery.event_cursor),
+                "attempt": delivery.attempt,
+                "status_code": delivery.status_code,
+                "error": delivery.error,
+                "duration_ms": delivery.duration_ms,
+                "at": rfc3339(delivery.at),
+            }
+            for delivery in deliveries
+        ]
+        if not rows:
+            return
+        await self.tx.conn.execute(insert(webhook_deliveries), rows)
+        oldest = await self.tx.one(_OLDEST_KEPT, {"webhook_id": webhook_id})
         if oldest is not None:
             stmt = delete(webhook_deliveries).where(
-                webhook_deliveries.c.webhook_id == delivery.webhook_id,
+                webhook_deliveries.c.webhook_id == webhook_id,
                 webhook_deliveries.c.id < oldest[0],
             )
             await self.tx.conn.execute(stmt)
