@@ -10,7 +10,8 @@ on PRICKLE_TEST_PG, dropped after).
    has it, p50 and p99;
 2. throughput to one endpoint: a backlog of `--events` events (made while the receiver
    answers 503 and the webhook waits out its 2 s backoff), then delivered at once: events/s
-   from the first 2xx to the last;
+   from the first 2xx to the last, and the server's CPU per delivery (on PostgreSQL with its
+   backends' CPU counted in, as in tests/bench/bench_server.py);
 3. `--webhooks` webhooks at once, all matching every event: events made one at a time;
    deliveries/s and the latency p50/p99 over every (webhook, event).
 """
@@ -31,6 +32,7 @@ from app.domain.clock import parse_rfc3339
 from app.domain.principals import person
 from app.service.inputs import HandoffInput
 from app.storage.store import Store
+from tests.bench.bench_server import cpu_seconds
 from tests.receiver import Receiver
 from tests.server import BACKEND, Server, module_database, start
 
@@ -93,6 +95,28 @@ async def backlog(url: str, count: int) -> None:
         await store.close()
 
 
+def cpu_now(server: Server, url: str) -> dict[int, float]:
+    """CPU seconds so far of the server and, on PostgreSQL, of its database's backends."""
+    pids = [server.process.pid]
+    if not url.startswith("sqlite"):
+        pids += asyncio.run(_backends(url))
+    return {pid: cpu_seconds(pid) for pid in pids}
+
+
+async def _backends(url: str) -> list[int]:
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1))
+    try:
+        sql = (
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [row[0] for row in await conn.fetch(sql)]
+    finally:
+        await conn.close()
+
+
 def wait(receivers: list[Timed], n: int, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while sum(len(r.acknowledged()) for r in receivers) < n:
@@ -133,12 +157,16 @@ def run(server: Server, url: str, args: argparse.Namespace) -> None:
         writer = threading.Thread(target=lambda: asyncio.run(backlog(url, args.events)))
         writer.start()
         writer.join()
+        before = cpu_now(server, url)
         one.status = 200
         wait([one], args.events)
+        after = cpu_now(server, url)
         spread = one.arrived[-1] - one.arrived[0]
+        used = sum(t - before.get(pid, 0.0) for pid, t in after.items())
         print(
             f"throughput, one endpoint: {args.events} events in {spread:.2f} s, "
-            f"{args.events / spread:.0f} events/s"
+            f"{args.events / spread:.0f} events/s, server CPU "
+            f"{used * 1000 / args.events:.2f} ms per delivery"
         )
     receivers = [Timed() for _ in range(args.webhooks)]
     for r in receivers:
