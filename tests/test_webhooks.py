@@ -371,6 +371,27 @@ async def test_the_client_checks_the_address_again_when_it_connects(receiver: Re
         await allowed.aclose()
 
 
+async def test_the_client_tries_each_address_of_a_name_until_one_answers(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name whose first address does not answer (an IPv6 one without a route, say) is
+    reached at the next; nothing listens on 127.0.0.2 at the receiver's port."""
+    from app.service import webhook_urls
+
+    async def two(host: str, port: int) -> list[str]:
+        assert host == "receiver.test"
+        return ["127.0.0.2", "127.0.0.1"]
+
+    monkeypatch.setattr(webhook_urls, "resolve", two)
+    guarded = client(allow_private=True)
+    try:
+        url = receiver.url.replace("127.0.0.1", "receiver.test")
+        assert (await guarded.post(url, content=b"{}")).status_code == 200
+    finally:
+        await guarded.aclose()
+    assert len(receiver.received) == 1
+
+
 def test_the_metrics_count_the_events_a_failing_webhook_still_owes(
     cast: Cast, receiver: Receiver
 ) -> None:

@@ -6,7 +6,8 @@ globally reachable, such as 100.64.0.0/10) address, unless the server runs
 with `--allow-private-webhooks` (PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1). Because a name can
 resolve differently later (DNS rebinding), the HTTP client's connections go through
 `GuardedBackend`, which resolves the host itself, checks every address, and connects to the
-address it checked; TLS still verifies the certificate against the host name.
+addresses it checked, in the resolver's order, until one answers; TLS still verifies the
+certificate against the host name.
 """
 
 from __future__ import annotations
@@ -108,8 +109,15 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         addresses = await resolve(host, port)
         check_addresses(host, addresses, self.allow_private)
+        for address in addresses[:-1]:  # the next one when one does not answer (say IPv6)
+            try:
+                return await self.inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout):
+                continue
         return await self.inner.connect_tcp(
-            addresses[0], port, timeout, local_address, socket_options
+            addresses[-1], port, timeout, local_address, socket_options
         )
 
     async def connect_unix_socket(
