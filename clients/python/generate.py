@@ -107,7 +107,7 @@ def sync_client(source: str) -> str:
             "",
             "class Client(SyncBase):",
             '    """A blocking client of one server (`url`: its /graphql endpoint), as the',
-            '    principal of `token`. `events` is AsyncClient\'s alone."""',
+            '    principal of `token`. `events` and `event_batches` block (`SyncBase`)."""',
             *body,
         ]
     )

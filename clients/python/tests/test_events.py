@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import packet
 from harness import Server, running
-from prickle_client import AsyncClient, Event
+from prickle_client import AsyncClient, Client, Event
 
 
 @pytest.fixture
@@ -100,4 +100,29 @@ async def test_batches_catch_up_in_lists_and_resume_after_a_restart(
 
     assert [event.seq for event in received] == logged
     assert all(1 <= len(batch) <= 2 for batch in batches) and len(batches[0]) == 2
+    assert stream.reconnections >= 1 and stream.cursor == received[-1].cursor
+
+
+def test_the_blocking_client_follows_events_and_resumes_after_a_restart(
+    restartable: Server,
+) -> None:
+    """`Client.events`, iterated with `next`: every event once, in order, across a restart;
+    its cursor is the last one's, and `close()` ends the subscription."""
+    server = restartable
+    token = server.owner_token
+    server.register(token, "worker")
+    with Client(server.url, token) as owner:
+        made = [owner.handoff("blocking", "admin/worker", packet()) for _ in range(2)]
+        stream = owner.events(project="blocking", after="0")
+        received = [next(stream) for _ in range(4)]  # two events a handoff
+        server.stop()
+        server.start("--rate-limit", "0")
+        made.append(owner.handoff("blocking", "admin/worker", packet()))
+        received += [next(stream) for _ in range(2)]
+        logged = [e.seq for e in owner.task_events(project="blocking", first=100)]
+        stream.close()
+        with pytest.raises(StopIteration):
+            next(stream)
+    assert [e.seq for e in received] == logged
+    assert {e.task_id for e in received} == {t.id for t in made}
     assert stream.reconnections >= 1 and stream.cursor == received[-1].cursor

@@ -31,7 +31,7 @@ from ._sync_base import SyncBase
 
 class Client(SyncBase):
     """A blocking client of one server (`url`: its /graphql endpoint), as the
-    principal of `token`. `events` is AsyncClient's alone."""
+    principal of `token`. `events` and `event_batches` block (`SyncBase`)."""
 
     def handoff(
         self,
