@@ -14,10 +14,11 @@ from server import ROOT
 from app.tuning import TUNABLES
 
 
-def config(*args: str, **env: str) -> dict[str, str]:
+def prickle(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`prickle ARGS` with no PRICKLE_* variable but those given."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "config", *args],
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -25,6 +26,10 @@ def config(*args: str, **env: str) -> dict[str, str]:
         timeout=60,
         check=False,
     )
+
+
+def config(*args: str, **env: str) -> dict[str, str]:
+    done = prickle("config", *args, **env)
     assert done.returncode == 0, done.stderr
     settings = {}
     for line in done.stdout.splitlines():
@@ -79,22 +84,8 @@ def test_a_flag_from_the_environment_takes_effect(start_server: Any) -> None:
 
 
 def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "serve",
-            "--database-url",
-            f"sqlite+aiosqlite:///{tmp_path}/p.db",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**environment, "PRICKLE_LOG_FORMAT": "xml"},
-        timeout=60,
-        check=False,
+    done = prickle(
+        "serve", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/p.db", PRICKLE_LOG_FORMAT="xml"
     )
     assert done.returncode == 2
     assert "--log-format" in done.stderr
@@ -103,16 +94,7 @@ def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
 def test_the_pool_size_is_a_setting_and_a_bad_one_is_refused() -> None:
     assert config()["db-pool-size"] == "20"
     assert config(PRICKLE_DB_POOL_SIZE="4")["db-pool-size"] == "4  (PRICKLE_DB_POOL_SIZE is set)"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "config", "--db-pool-size", "0"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-        check=False,
-    )
+    done = prickle("config", "--db-pool-size", "0")
     assert done.returncode == 2
     assert "--db-pool-size: '0' is not a positive whole number" in done.stderr
 
@@ -125,21 +107,12 @@ def test_a_password_given_as_a_query_parameter_is_masked() -> None:
 
 
 def test_config_refuses_what_serve_refuses() -> None:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
     for variables, flag in (
         ({"PRICKLE_LOG_FORMAT": "xml"}, "--log-format"),
         ({"PRICKLE_METRICS_FROM": "not-a-range"}, "--metrics-from"),
         ({"PRICKLE_GRACEFUL_TIMEOUT": "-5"}, "--graceful-timeout"),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "app.cli", "config"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**environment, **variables},
-            timeout=60,
-            check=False,
-        )
+        done = prickle("config", **variables)
         assert done.returncode == 2, (variables, done.stdout)
         assert flag in done.stderr
 
@@ -169,19 +142,10 @@ BAD_TUNING = [
 def test_a_bad_tuning_value_stops_config_and_serve_before_the_database(tmp_path: Any) -> None:
     """Each refused with exit 2 and a line naming the variable and its value; serve has
     not created the database file (before, a bad value was a traceback once serving)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRICKLE_")}
     database = tmp_path / "p.db"
     for variable, value, wanted in BAD_TUNING:
         for command in (["config"], ["serve", "--database-url", f"sqlite+aiosqlite:///{database}"]):
-            done = subprocess.run(
-                [sys.executable, "-m", "app.cli", *command],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                env={**environment, variable: value},
-                timeout=60,
-                check=False,
-            )
+            done = prickle(*command, **{variable: value})
             assert done.returncode == 2, (variable, value, command, done.stderr)
             assert f"{variable}={value!r}" in done.stderr and wanted in done.stderr, done.stderr
             assert "Traceback" not in done.stderr
