@@ -46,6 +46,16 @@ def seconds_list(text: str) -> tuple[float, ...]:
         raise ValueError(f"must be comma-separated seconds, each above 0 ({error})") from None
 
 
+def on_off(text: str) -> bool:
+    """`on` or `off` (also `1`/`0`, `true`/`false`, `yes`/`no`)."""
+    word = text.lower()
+    if word in ("on", "1", "true", "yes"):
+        return True
+    if word in ("off", "0", "false", "no"):
+        return False
+    raise ValueError("must be on or off")
+
+
 @dataclass(frozen=True)
 class Tunable(Generic[T]):
     variable: str
@@ -92,8 +102,15 @@ WEBHOOK_LEASE_SECONDS = Tunable(
 WEBHOOK_TIMEOUT_SECONDS = Tunable(
     "PRICKLE_WEBHOOK_TIMEOUT_SECONDS", 10.0, seconds, "how long one webhook request may take"
 )
+FAST_PATHS = Tunable(
+    "PRICKLE_FAST_PATHS",
+    True,
+    on_off,
+    "the fast paths (off: SQLAlchemy's and Strawberry's public API only, the same answers)",
+)
 
 TUNABLES: tuple[Tunable[Any], ...] = (
+    FAST_PATHS,
     PING_SECONDS,
     SUBSCRIBER_QUEUE,
     STREAMS_PER_PRINCIPAL,
@@ -117,7 +134,12 @@ def describe() -> list[str]:
     lines = []
     for tunable in TUNABLES:
         value = tunable.value()
-        shown = ",".join(f"{v:g}" for v in value) if isinstance(value, tuple) else f"{value:g}"
+        if isinstance(value, bool):
+            shown = "on" if value else "off"
+        elif isinstance(value, tuple):
+            shown = ",".join(f"{v:g}" for v in value)
+        else:
+            shown = f"{value:g}"
         if os.environ.get(tunable.variable, "").strip():
             shown += f"  ({tunable.variable} is set)"
         lines.append(f"{tunable.variable} = {shown}")
