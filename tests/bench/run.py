@@ -1,4 +1,8 @@
-"""`python -m tests.bench [--backend sqlite|postgres|both] [--output docs/performance.md]`
+"""`python -m tests.bench [--backend sqlite|postgres|both] [--fast-paths on|off|both]
+[--output docs/performance.md]`
+
+Each backend is measured with the fast paths on and off (`PRICKLE_FAST_PATHS`), one column
+each, so that what they are worth stands beside the plain path's figures.
 
 `python -m tests.bench --postgraphile [--rounds 5] [--seconds 2]`: this server beside
 PostGraphile on the same tables (tests/bench/postgraphile.py), alone.
@@ -69,10 +73,13 @@ async def pg_admin(statement: str) -> None:
 MEASURES = ("fanout", "http", "sql", "resume", "resume_batches", "reads")
 
 
-async def measure(url: str, logs: Path, measures: tuple[str, ...] = MEASURES) -> dict[str, Any]:
+async def measure(
+    url: str, logs: Path, measures: tuple[str, ...] = MEASURES, fast: bool = True
+) -> dict[str, Any]:
     # the server inherits this process's raised open-file limit; its mutation rate limit is
     # high enough never to refuse the bench's thousands a second, and still checked on each
-    server = start(url, logs, "--rate-limit", str(BENCH_RATE_LIMIT))
+    env = {"PRICKLE_FAST_PATHS": "on" if fast else "off"}
+    server = start(url, logs, "--rate-limit", str(BENCH_RATE_LIMIT), env=env)
     try:
         async with b.client(server.base_url) as http:
             setup = b.Setup(server, server.owner_token or "", "", http)
@@ -103,18 +110,29 @@ async def measure(url: str, logs: Path, measures: tuple[str, ...] = MEASURES) ->
         server.stop()
 
 
-async def run_backend(backend: str, measures: tuple[str, ...] = MEASURES) -> dict[str, Any]:
+async def run_backend(
+    backend: str, measures: tuple[str, ...] = MEASURES, fast: bool = True
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="prickle-bench-") as tmp:
         if backend == "sqlite":
             url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-            return await measure(url, Path(tmp) / "logs", measures)
+            return await measure(url, Path(tmp) / "logs", measures, fast)
         name = f"prickle_bench_{uuid.uuid4().hex[:10]}"
         await pg_admin(f'CREATE DATABASE "{name}"')
         try:
             base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
-            return await measure(f"{base}/{name}", Path(tmp) / "logs", measures)
+            return await measure(f"{base}/{name}", Path(tmp) / "logs", measures, fast)
         finally:
             await pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def column(backend: str, fast: bool) -> str:
+    """A column of the report: the backend, and the fast paths' position."""
+    return f"{backend}, fast paths {'on' if fast else 'off'}"
+
+
+def backend_of(name: str) -> str:
+    return name.split(",", 1)[0]
 
 
 def holds(key: str, figures: dict[str, Any], backend: str) -> tuple[str, bool]:
@@ -124,7 +142,7 @@ def holds(key: str, figures: dict[str, Any], backend: str) -> tuple[str, bool]:
     value = figures["memory_value"] if key == "memory" else figures[key]["ratio"]
     _, op, target = TARGETS[key]
     if isinstance(target, dict):
-        target = target[backend]
+        target = target[backend_of(backend)]
     ok = value >= target if op == ">=" else value <= target
     return f"{value:.3g}", ok
 
@@ -307,6 +325,12 @@ def report(results: dict[str, dict[str, Any]], limit: int, total_s: float) -> st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench")
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument(
+        "--fast-paths",
+        choices=["on", "off", "both"],
+        default="both",
+        help="PRICKLE_FAST_PATHS of the servers measured (both: a column each)",
+    )
     parser.add_argument("--output", default=str(ROOT / "docs" / "performance.md"))
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
@@ -333,13 +357,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     began = time.perf_counter()
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    positions = {"on": [True], "off": [False], "both": [True, False]}[args.fast_paths]
     results = {}
     for backend in backends:
-        print(f"== {backend}", flush=True)
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            results[backend] = runner.run(run_backend(backend, tuple(args.only)))
-        if "fanout" in results[backend]:
-            results[backend]["memory_value"] = results[backend]["fanout"]["rss_per_sub_kib"]
+        for fast in positions:
+            name = column(backend, fast)
+            print(f"== {name}", flush=True)
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                results[name] = runner.run(run_backend(backend, tuple(args.only), fast))
+            if "fanout" in results[name]:
+                results[name]["memory_value"] = results[name]["fanout"]["rss_per_sub_kib"]
     text = report(results, limit, time.perf_counter() - began)
     print(text)
     if not args.no_write:
