@@ -17,7 +17,8 @@ from sqlalchemy import event
 from sqlalchemy.engine.default import CacheStats
 
 from app.domain.errors import ProtocolError
-from app.storage.store import Store, results
+from app.storage.repositories.records import results
+from app.storage.store import Store
 
 pytestmark = [
     pytest.mark.cast,

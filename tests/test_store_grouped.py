@@ -1,5 +1,5 @@
 """SQLite: the writes ready together share one transaction and its commit
-(app/storage/grouped.py). Each is kept or undone on its own, none returns before the
+(app/storage/fast/grouped.py). Each is kept or undone on its own, none returns before the
 commit, and a failed commit fails every write of the group."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from server import BACKEND
 from sqlalchemy.engine import make_url
 
 from app import service
-from app.storage import grouped
-from app.storage.store import Store, Tx
+from app.storage.fast import grouped
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 pytestmark = [
     pytest.mark.cast,
