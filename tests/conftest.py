@@ -137,3 +137,14 @@ def start_server(database_url: str, tmp_path):  # type: ignore[no-untyped-def]
     yield start_one
     for server in reversed(started):
         server.stop()
+
+
+# The storage's fast paths (app/storage/fast): a test about one of them is marked `fast_path`
+# and skipped while PRICKLE_FAST_PATHS is off (the store then runs the plain path).
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from app.tuning import FAST_PATHS
+
+    if item.get_closest_marker("fast_path") is not None and not FAST_PATHS.value():
+        pytest.skip("about the storage's fast paths, and PRICKLE_FAST_PATHS is off")

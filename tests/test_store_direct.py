@@ -59,6 +59,7 @@ def _answer(result: Any) -> Any:
     return result.rowcount
 
 
+@pytest.mark.fast_path
 async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_does(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

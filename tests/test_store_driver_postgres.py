@@ -74,6 +74,7 @@ def _answer(result: Any) -> Any:
     return result.rowcount
 
 
+@pytest.mark.fast_path
 async def test_a_lifecycle_through_asyncpg_stores_and_answers_as_sqlalchemy_does(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,6 +183,7 @@ async def _events_of(store: Store, task_id: str) -> list[Any]:
         return await tx.events.after(0, 100, task_id=task_id)
 
 
+@pytest.mark.fast_path
 async def test_a_block_run_alone_refuses_a_statement_after_its_write(store: Store) -> None:
     task = await give(store, by=PLANNER, project="work")
     with pytest.raises(RuntimeError, match="after the last write"):

@@ -44,6 +44,7 @@ async def _write(store: Store, block: Callable[[Tx], Awaitable[None]]) -> None:
         await block(tx)
 
 
+@pytest.mark.fast_path
 async def test_writes_ready_together_share_a_commit_and_none_returns_before_it(
     store: Store,
 ) -> None:
@@ -97,6 +98,7 @@ async def test_a_write_that_fails_in_a_group_is_undone_alone(store: Store) -> No
     assert seqs == list(range(1, len(seqs) + 1))
 
 
+@pytest.mark.fast_path
 async def test_a_failed_commit_fails_every_write_of_its_group(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
