@@ -19,7 +19,7 @@ import sqlalchemy
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
 
-logger = logging.getLogger("prickle.compat")
+logger = logging.getLogger(__name__)
 
 _ASYNCPG = "sqlalchemy.dialects.postgresql.asyncpg"
 # (module, class, name): each private name the functions below use, on the class that has it
