@@ -62,6 +62,7 @@ def told() -> Iterator[list[str]]:
 
 
 def test_sqlalchemy_has_what_the_fast_paths_use() -> None:
+    """The SQLAlchemy the tests run on: one the fast paths were written for."""
     assert compat.usable()
 
 
@@ -86,6 +87,7 @@ def test_a_class_of_another_name_is_missing_not_an_error(
 
 
 @pytest.mark.cast
+@pytest.mark.fast_path  # its answers, held to the fast paths'
 async def test_a_store_runs_the_plain_path_without_them_with_the_same_answers(
     store: Store, patch: pytest.MonkeyPatch, told: list[str]
 ) -> None:

@@ -58,8 +58,9 @@ class Tx:
         self._custom_plans = False
 
     async def begin(self) -> None:
-        """More than one write follows: in a block run `alone` (`Store.write`), the
-        transaction begins now; elsewhere it is already open."""
+        """More than one write follows: in a block run `alone` on the fast paths (PostgreSQL,
+        app/storage/fast/driver.py), the transaction begins now; elsewhere it is already
+        open."""
         if isinstance(self.conn, OnDriver):
             self.conn.transactional = True
 
