@@ -49,31 +49,34 @@ class FastPaths:
         self.writer: Connection | None = None  # SQLite file: the one connection that writes
         self.kept = Kept(engine, pool_size())  # PostgreSQL: connections between uses
 
-    @asynccontextmanager
-    async def write(self, alone: bool) -> AsyncIterator[Tx]:
+    def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
         if self.write_lock is None:
-            async with self.transaction(write=True, alone=alone) as tx:
-                yield tx
-        elif self.grouped is not None and not self._listened_to():
-            writer = self._sqlite_writer()
-            async with self.grouped.transaction(writer) as driver:
-                yield self.tx(OnLoop(writer, driver))
-        else:
-            async with self.write_lock, self.transaction(write=True) as tx:
-                yield tx
+            return self.transaction(write=True, alone=alone)
+        if self.grouped is not None and not self._listened_to():
+            return self._grouped_write(self.grouped)
+        return self._locked_write(self.write_lock)
+
+    @asynccontextmanager
+    async def _grouped_write(self, grouped: Grouped) -> AsyncIterator[Tx]:
+        """A SQLite file's write, in the transaction of the writes ready with it."""
+        writer = self._sqlite_writer()
+        async with grouped.transaction(writer) as driver:
+            yield self.tx(OnLoop(writer, driver))
+
+    @asynccontextmanager
+    async def _locked_write(self, lock: asyncio.Lock) -> AsyncIterator[Tx]:
+        async with lock, self.transaction(write=True) as tx:
+            yield tx
 
     def _listened_to(self) -> bool:
         """A SQLite file whose statements are listened to (traces, tests that count them):
         its writes run one transaction each, all through SQLAlchemy."""
         return bool(self._sqlite_writer().dispatch.before_cursor_execute)
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[Tx]:
+    def read(self) -> AbstractAsyncContextManager[Tx]:
         """A read transaction; inside `reading()`, the one it shares."""
         shared = shared_of(self)
-        transaction = shared.tx() if shared is not None else self._read()
-        async with transaction as tx:
-            yield tx
+        return shared.tx() if shared is not None else self._read()
 
     def reading(self) -> AbstractAsyncContextManager[None]:
         return sharing(self, self._read)
