@@ -119,8 +119,9 @@ def _run(host: str, port: int, workers: int, logging: dict[str, Any], graceful: 
 
 
 async def _prepare(url: str, owner: str) -> str | None:
-    """Migrate; on an empty database (no persons) create the owner and return its token."""
-    store = Store(url)
+    """Migrate; on an empty database (no persons) create the owner and return its token.
+    On the plain path: the app's store checks the fast paths once logging is set up."""
+    store = Store(url, fast=False)
     try:
         await upgrade(store.engine)
         async with store.read() as tx:

@@ -27,7 +27,10 @@ from app.domain.principals import Principal, agent, person
 from app.domain.table import table
 from app.domain.task import Task
 from app.service.inputs import GateRuleInput, HandoffInput, ResultInput, ResultRuleInput
-from app.storage.store import Store, approvals, checkpoints, results, tasks
+from app.storage.repositories.approvals import approvals
+from app.storage.repositories.records import checkpoints, results
+from app.storage.repositories.tasks import tasks
+from app.storage.store import Store
 
 ALICE = person("alice")
 PLANNER = agent("alice/planner")

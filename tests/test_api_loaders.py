@@ -124,6 +124,7 @@ async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -
     assert len(counter.statements) == 3, counter.statements  # the task, children, events
 
 
+@pytest.mark.fast_path
 async def test_a_query_reads_in_one_transaction(store: Store, client) -> None:  # type: ignore[no-untyped-def]
     await _tasks_with_every_relation(store, 12)
     http, counter = client

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from app import service
 from app.domain.clock import sha256_of
 from app.domain.errors import InvalidInput, TurnBudgetExhausted
-from app.storage.store import checkpoints
+from app.storage.repositories.records import checkpoints
 
 pytestmark = pytest.mark.cast
 

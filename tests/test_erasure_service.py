@@ -12,7 +12,8 @@ from app import service
 from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.service.inputs import RequestCapabilityInput
 from app.service.schedules import ScheduleInput
-from app.storage.store import Store, results
+from app.storage.repositories.records import results
+from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
 

@@ -25,7 +25,7 @@ from app.service.inputs import (
     HandoffInput,
     RequestCapabilityInput,
 )
-from app.storage.store import approvals
+from app.storage.repositories.approvals import approvals
 
 REQUEST = Request(
     assignee_owner="bob",

@@ -21,7 +21,7 @@ from app.domain.clock import canonical_json, sha256_of
 from app.domain.lineage import provenance_status
 from app.domain.principals import agent
 from app.service.inputs import GateRuleInput
-from app.storage.store import checkpoints
+from app.storage.repositories.records import checkpoints
 
 pytestmark = pytest.mark.cast
 

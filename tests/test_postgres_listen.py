@@ -26,7 +26,8 @@ from app.events import hub as hub_module
 from app.events.hub import Hub
 from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
-from app.storage.store import NOTIFY_CHANNEL, Store
+from app.storage.repositories.events import NOTIFY_CHANNEL
+from app.storage.store import Store
 
 pytestmark = postgres_only
 

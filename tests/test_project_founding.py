@@ -17,7 +17,8 @@ from factory import PACKET
 from server import Server, persons
 from sqlalchemy import select
 
-from app.storage.store import Store, members
+from app.storage.repositories.projects import members
+from app.storage.store import Store
 
 ROUNDS = 40
 POSTGRES = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite") == "postgres"

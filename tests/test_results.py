@@ -24,7 +24,7 @@ from sqlalchemy import select
 from app import service
 from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
-from app.storage.store import results
+from app.storage.repositories.records import results
 
 pytestmark = pytest.mark.cast
 

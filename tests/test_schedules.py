@@ -33,8 +33,10 @@ from app.domain.schedules import Schedule
 from app.service import schedules as service_schedules
 from app.service.scheduler import Scheduler
 from app.service.schedules import ScheduleInput
+from app.storage.repositories.events import events
 from app.storage.repositories.schedules import schedule_runs, schedules
-from app.storage.store import Store, events, tasks
+from app.storage.repositories.tasks import tasks
+from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
 

@@ -1,4 +1,4 @@
-"""SQLite: the hot statements sent straight to the driver (app/storage/direct.py) store and
+"""SQLite: the hot statements sent straight to the driver (app/storage/fast/direct.py) store and
 answer exactly what SQLAlchemy's execution of the same statements does, raise SQLAlchemy's
 errors, and are still seen by whatever listens to the engine's statements."""
 
@@ -19,8 +19,8 @@ from sqlalchemy.engine import make_url
 from app import service
 from app.domain.errors import Conflict
 from app.service.inputs import RequestCapabilityInput
-from app.storage import direct
-from app.storage import store as store_module
+from app.storage.fast import direct
+from app.storage.fast.loop import OnLoop
 from app.storage.migrate import upgrade
 from app.storage.repositories import events, projects, tasks
 from app.storage.store import Store
@@ -59,6 +59,7 @@ def _answer(result: Any) -> Any:
     return result.rowcount
 
 
+@pytest.mark.fast_path
 async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_does(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,7 +67,7 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
     with sqlite3.connect(_file(store)) as source, sqlite3.connect(replica) as target:
         source.backup(target)
     calls: list[tuple[Any, Any, Any, Any]] = []  # transaction, statement, params, answer
-    executing = store_module._OnLoop.execute
+    executing = OnLoop.execute
 
     async def recorded(self: Any, statement: Any, parameters: Any = None) -> Any:
         params = copy.deepcopy(parameters)
@@ -75,7 +76,7 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
         calls.append((self, statement, params, sent))  # one connection: one transaction
         return answer
 
-    monkeypatch.setattr(store_module._OnLoop, "execute", recorded)
+    monkeypatch.setattr(OnLoop, "execute", recorded)
     parent = await give(store, by=PLANNER, project="work")
     task = await give(store, by=PLANNER, project="work", parent_task_id=parent.id)
     for verb in ("accept_task", "start_task"):

@@ -1,4 +1,4 @@
-"""PostgreSQL: the hot statements sent straight to asyncpg (app/storage/direct.py) store and
+"""PostgreSQL: the hot statements sent straight to asyncpg (app/storage/fast/direct.py) store and
 answer exactly what SQLAlchemy's execution of the same statements does, raise SQLAlchemy's
 errors, and a block run `alone` refuses a statement after its write."""
 
@@ -29,9 +29,9 @@ from sqlalchemy.engine import make_url
 from app import service
 from app.domain.errors import Conflict
 from app.service.inputs import RequestCapabilityInput
-from app.storage import direct
-from app.storage import store as store_module
 from app.storage.event_reads import event_pages, row_pages
+from app.storage.fast import direct
+from app.storage.fast.driver import OnDriver
 from app.storage.repositories import events as events_repo
 from app.storage.repositories import projects, tasks
 from app.storage.store import Store
@@ -74,6 +74,7 @@ def _answer(result: Any) -> Any:
     return result.rowcount
 
 
+@pytest.mark.fast_path
 async def test_a_lifecycle_through_asyncpg_stores_and_answers_as_sqlalchemy_does(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,7 +108,7 @@ async def _lifecycle(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[Any]
     """Every verb path the hot statements serve; each statement, its block, its
     parameters and the driver's answer, recorded."""
     calls: list[tuple[Any, Any, Any, Any]] = []  # block, statement, params, answer
-    executing = store_module._OnDriver.execute
+    executing = OnDriver.execute
 
     async def recorded(self: Any, statement: Any, parameters: Any = None) -> Any:
         params = copy.deepcopy(parameters)
@@ -116,7 +117,7 @@ async def _lifecycle(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[Any]
         calls.append((self, statement, params, sent))
         return answer
 
-    monkeypatch.setattr(store_module._OnDriver, "execute", recorded)
+    monkeypatch.setattr(OnDriver, "execute", recorded)
     parent = await give(store, by=PLANNER, project="work")
     task = await give(store, by=PLANNER, project="work", parent_task_id=parent.id)
     for verb in ("accept_task", "start_task"):
@@ -182,6 +183,7 @@ async def _events_of(store: Store, task_id: str) -> list[Any]:
         return await tx.events.after(0, 100, task_id=task_id)
 
 
+@pytest.mark.fast_path
 async def test_a_block_run_alone_refuses_a_statement_after_its_write(store: Store) -> None:
     task = await give(store, by=PLANNER, project="work")
     with pytest.raises(RuntimeError, match="after the last write"):

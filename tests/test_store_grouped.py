@@ -1,5 +1,5 @@
 """SQLite: the writes ready together share one transaction and its commit
-(app/storage/grouped.py). Each is kept or undone on its own, none returns before the
+(app/storage/fast/grouped.py). Each is kept or undone on its own, none returns before the
 commit, and a failed commit fails every write of the group."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from server import BACKEND
 from sqlalchemy.engine import make_url
 
 from app import service
-from app.storage import grouped
-from app.storage.store import Store, Tx
+from app.storage.fast import grouped
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 pytestmark = [
     pytest.mark.cast,
@@ -43,6 +44,7 @@ async def _write(store: Store, block: Callable[[Tx], Awaitable[None]]) -> None:
         await block(tx)
 
 
+@pytest.mark.fast_path
 async def test_writes_ready_together_share_a_commit_and_none_returns_before_it(
     store: Store,
 ) -> None:
@@ -96,6 +98,7 @@ async def test_a_write_that_fails_in_a_group_is_undone_alone(store: Store) -> No
     assert seqs == list(range(1, len(seqs) + 1))
 
 
+@pytest.mark.fast_path
 async def test_a_failed_commit_fails_every_write_of_its_group(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,5 +1,5 @@
 """A block that fails stores nothing, on either backend: neither what went straight to the
-driver (app/storage/direct.py) nor what went through SQLAlchemy on the same connection; and
+driver (app/storage/fast/direct.py) nor what went through SQLAlchemy on the same connection; and
 the next write on that store works."""
 
 from __future__ import annotations

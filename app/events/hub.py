@@ -26,9 +26,10 @@ from app.domain.errors import PrickleError
 from app.domain.events import Event
 from app.events.announcer import Announcer
 from app.events.members import Memberships
+from app.storage.repositories.events import NOTIFY_CHANNEL
 from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
-from app.storage.store import NOTIFY_CHANNEL, Store
+from app.storage.store import Store
 from app.waiting import woken
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from app.domain.task import Task
 from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
 from app.storage.event_reads import event_pages, row_pages
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 REPLAY_BATCH = 1000  # events read per statement while replaying
 MAX_WINDOW = 64 * REPLAY_BATCH  # seqs a replay's statement ranges over at most

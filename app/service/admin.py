@@ -23,7 +23,8 @@ from app.domain.types import JSON
 from app.service.auth import NewToken, issue
 from app.service.erasure import refuse_erased
 from app.service.inputs import CapabilityInput, GateRuleInput, ResultRuleInput, check_capability
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 from app.domain.tokens import TokenInfo, expiry, minute_of
 from app.storage.repositories.tokens import StoredToken
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from app.service.inputs import (
     check_capability,
 )
 from app.service.unit import Moves, resume_parent, run_verb, visible_task
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 Creation = HandoffInput | RequestCapabilityInput
 

@@ -16,7 +16,8 @@ from app.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id
 from app.domain.tokens import TokenInfo, check_expires_in, check_label
 from app.service.auth import NewToken, announce_revoked, issue
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 TOKEN_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")  # app.domain.clock.new_id's alphabet
 

@@ -31,7 +31,8 @@ from app.domain.principals import (
 )
 from app.service.auth import announce_revoked
 from app.service.credentials import revoke_all
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 
 @dataclass(frozen=True)

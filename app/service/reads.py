@@ -15,7 +15,8 @@ from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import reads as sql
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 
 @dataclass

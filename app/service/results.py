@@ -13,7 +13,8 @@ from app.domain.task import Task
 from app.domain.types import JSON
 from app.service.inputs import ResultInput, Submission, VerdictInput, check_verdicts
 from app.service.unit import Moves, can_see, run_verb, visible_task
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 DECISIONS = {
     "accept": ("completed", "accepted"),

@@ -11,7 +11,8 @@ from app.domain.types import JSON
 from app.service.erasure import refuse_erased
 from app.service.inputs import CheckpointInput, checkpoint_body
 from app.service.unit import Moves, resume_by_subtasks, run_verb, subtasks_ended
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 
 def _reason(reason: str | None) -> str | None:

@@ -34,7 +34,8 @@ from app.service.inputs import (
     as_json,
 )
 from app.storage.repositories.schedules import Unreadable
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 __all__ = [
     "ScheduleInput",

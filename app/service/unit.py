@@ -14,7 +14,8 @@ from app.domain.table import table
 from app.domain.task import Task
 from app.domain.visibility import sees
 from app.observability import tracing
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
 ALONE_TRIES = 3  # a move tried as one guarded write, before it takes the task's lock

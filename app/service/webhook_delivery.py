@@ -51,7 +51,8 @@ from app.domain.webhooks import (
 from app.events.stream import task_of
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 from app.waiting import woken
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,8 @@ from app.domain.webhooks import Delivery, Webhook, WebhookFilters, check_kinds, 
 from app.service.inputs import Input
 from app.service.webhook_urls import check_url, private_allowed
 from app.storage import webhook_reads
-from app.storage.store import Store, Tx
+from app.storage.store import Store
+from app.storage.tx import Tx
 
 __all__ = [
     "NewWebhook",

@@ -28,7 +28,8 @@ from sqlalchemy.sql.util import ClauseAdapter
 
 from app.domain.principals import Principal
 from app.domain.reads import TaskFilters
-from app.storage.store import Tx, tasks
+from app.storage.repositories.tasks import tasks
+from app.storage.tx import Tx
 from app.storage.visibility import visible
 
 # A selection: (response key, field name, the selection below it or None), in order.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 import orjson
 from sqlalchemy import Connection, Engine, event, exc
@@ -135,6 +135,19 @@ def create_sqlite_engine(url: str) -> Engine:
     )
     _tune_sqlite(engine)
     return engine
+
+
+class Blocking:
+    """A blocking engine's connection behind the `await conn.execute(...)` that `Tx` uses:
+    each statement runs on the event loop's own thread."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        return self.conn.execute(statement, parameters)
 
 
 def _tune_sqlite(engine: Engine) -> None:

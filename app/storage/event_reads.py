@@ -20,7 +20,9 @@ from sqlalchemy import BigInteger, ColumnElement, Select, String, bindparam, cas
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.storage import mapping
-from app.storage.store import Tx, events, tasks
+from app.storage.repositories.events import events
+from app.storage.repositories.tasks import tasks
+from app.storage.tx import Tx
 from app.storage.visibility import visible
 
 ROW_FIELDS = frozenset({c.name for c in events.c if c.name not in ("task", "wait_agent")}) | {

@@ -39,7 +39,8 @@ from sqlalchemy import (
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.store import Tx, tasks
+from app.storage.repositories.tasks import tasks
+from app.storage.tx import Tx
 from app.storage.visibility import visible
 
 NEXT = {

@@ -35,7 +35,10 @@ from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import mapping
-from app.storage.store import Tx, checkpoints, events, results, tasks
+from app.storage.repositories.events import events
+from app.storage.repositories.records import checkpoints, results
+from app.storage.repositories.tasks import tasks
+from app.storage.tx import Tx
 from app.storage.visibility import visible
 
 
@@ -99,7 +102,8 @@ async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int
     stmt = (
         select(func.count()).select_from(tasks).where(visible(principal), *_task_filters(filters))
     )
-    return (await tx.conn.execute(stmt)).scalar_one()
+    count: int = (await tx.conn.execute(stmt)).scalar_one()
+    return count
 
 
 async def tasks_by_id(
@@ -201,7 +205,8 @@ async def count_task_events(tx: Tx, principal: Principal, filters: EventFilters)
         .select_from(events.join(tasks, tasks.c.id == events.c.task_id))
         .where(*_event_filters(principal, filters))
     )
-    return (await tx.conn.execute(stmt)).scalar_one()
+    count: int = (await tx.conn.execute(stmt)).scalar_one()
+    return count
 
 
 async def ping(tx: Tx) -> None:

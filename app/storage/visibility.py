@@ -12,7 +12,8 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, and_, or_, select
 
 from app.domain.principals import Principal
-from app.storage.store import members, tasks
+from app.storage.repositories.projects import members
+from app.storage.repositories.tasks import tasks
 
 
 def visible(principal: Principal) -> ColumnElement[bool]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, func, select
 
 from app.domain.webhooks import Webhook
-from app.storage.store import Tx, events, tasks
+from app.storage.repositories.events import events
+from app.storage.repositories.tasks import tasks
+from app.storage.tx import Tx
 from app.storage.visibility import visible
 
 

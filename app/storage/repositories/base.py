@@ -1,24 +1,73 @@
-"""What every repository shares: the unit of work it runs its statements in."""
+"""What every repository shares: the unit of work it runs its statements in.
+
+A repository knows its transaction only as `UnitOfWork`, what it uses of one; `Tx`
+(app/storage/tx.py) is that, and imports the repositories, not the other way round.
+"""
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Insert, Table, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 
 if TYPE_CHECKING:
-    from app.storage.store import Tx
+    from app.domain.gate import GateRule
+    from app.domain.policy import ResultRule
+    from app.storage.repositories.events import Horizon
+    from app.storage.repositories.projects import Projects
+    from app.storage.repositories.rules import Rules
+    from app.storage.repositories.tasks import Tasks
+
+
+class TxConnection(Protocol):
+    """Where a transaction's statements go: SQLAlchemy's `AsyncConnection`, or a connection
+    of the store's awaited the same way."""
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any: ...
+
+
+class UnitOfWork(Protocol):
+    """What a repository uses of its transaction."""
+
+    conn: TxConnection
+    sqlite: bool
+    horizon: Horizon
+    announces: bool
+    event_bound: int | None
+    last_seq: int
+    members_changed: bool
+    read_ahead: dict[tuple[str, str], Any]
+
+    async def rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]: ...
+
+    async def one(self, stmt: Any, params: dict[str, Any] | None = None) -> Any: ...
+
+    def ride(self, table: Table, row: dict[str, Any]) -> None: ...
+
+    def take_riders(self) -> list[tuple[Table, dict[str, Any]]]: ...
+
+    @property
+    def tasks(self) -> Tasks: ...
+
+    @property
+    def projects(self) -> Projects: ...
+
+    @property
+    def gate_rules(self) -> Rules[GateRule]: ...
+
+    @property
+    def result_rules(self) -> Rules[ResultRule]: ...
 
 
 class Repository:
     __slots__ = ("tx",)
 
-    def __init__(self, tx: Tx) -> None:
+    def __init__(self, tx: UnitOfWork) -> None:
         self.tx = tx
 
 
@@ -37,7 +86,7 @@ class Prefixed:
         return {name: mapped[label] for label, name in self.names.items()}
 
 
-async def insert_missing(tx: Tx, table: Table, values: dict[str, Any]) -> None:
+async def insert_missing(tx: UnitOfWork, table: Table, values: dict[str, Any]) -> None:
     """Insert the row unless its key exists, even if a concurrent transaction inserts it
     first (a plain INSERT would then fail on the primary key)."""
     stmt = (sqlite_insert if tx.sqlite else pg_insert)(table).values(**values)

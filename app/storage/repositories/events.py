@@ -42,7 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.events import Event
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository, insert_of
 from app.storage.repositories.tasks import changed_concurrently, refused_insert, tasks
 from app.storage.tables import EventRow, table_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import bindparam, delete, exists, func, insert, select
 
 from app.domain.principals import owner_of
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 from app.storage.repositories import rules
 from app.storage.repositories.base import Repository, insert_missing
 from app.storage.repositories.projects import members

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import String, bindparam, delete, func, literal, select, text
 
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository, insert_missing
 from app.storage.tables import ProjectMemberRow, table_of
 
@@ -73,7 +73,7 @@ class Projects(Repository):
     async def remove_member(self, project: str, handle: str) -> bool:
         """Remove the person from the project; False if it was no member."""
         stmt = delete(members).where(members.c.project == project, members.c.handle == handle)
-        removed = (await self.tx.conn.execute(stmt)).rowcount > 0
+        removed: bool = (await self.tx.conn.execute(stmt)).rowcount > 0
         if removed:
             await self._changed()
         return removed

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
 
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository
 from app.storage.tables import CheckpointRow, ResultRow, table_of
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Table, bindparam, delete, insert, select
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
-from app.storage.direct import direct
-from app.storage.repositories.base import Prefixed
+from app.storage.fast.direct import direct
+from app.storage.repositories.base import Prefixed, UnitOfWork
 from app.storage.tables import GateRuleRow, ResultRuleRow, table_of
-
-if TYPE_CHECKING:
-    from app.storage.store import Tx
 
 gate_rules = table_of(GateRuleRow)
 result_rules = table_of(ResultRuleRow)
@@ -47,7 +44,7 @@ direct(GATE.of)
 class Rules(Generic[Rule]):
     __slots__ = ("kind", "tx")
 
-    def __init__(self, tx: Tx, kind: Kind[Rule]) -> None:
+    def __init__(self, tx: UnitOfWork, kind: Kind[Rule]) -> None:
         self.tx = tx
         self.kind: Kind[Rule] = kind
 

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.errors import ChangedConcurrently, Conflict
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.direct import direct
+from app.storage.fast.direct import direct
 from app.storage.repositories import rules
 from app.storage.repositories.base import Repository
 from app.storage.tables import TaskRow, table_of

@@ -17,11 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.compat import sqlalchemy as compat
 from app.storage.engine import IDLE_PING_SECONDS
+from app.storage.fast.driver import adapter_of
 
 
 class Kept:
@@ -49,7 +50,7 @@ class Kept:
             if time.monotonic() - since < IDLE_PING_SECONDS:
                 return conn
             try:
-                await _adapter(conn)._async_ping()
+                await compat.ping(adapter_of(conn))
             except Exception as error:  # gone: the pool forgets it
                 with suppress(Exception):
                     await conn.invalidate(error)
@@ -66,13 +67,8 @@ class Kept:
                 await conn.close()
 
 
-def _adapter(conn: AsyncConnection) -> Any:
-    assert conn.sync_connection is not None
-    return conn.sync_connection.connection.dbapi_connection
-
-
 def _reusable(conn: AsyncConnection) -> bool:
     if conn.closed or conn.invalidated or conn.in_transaction():
         return False
-    adapter = _adapter(conn)
-    return adapter._transaction is None and not adapter._connection.is_closed()
+    adapter = adapter_of(conn)
+    return not compat.in_transaction(adapter) and not adapter.driver_connection.is_closed()

@@ -6,7 +6,7 @@ marked with `direct(stmt)` is compiled once per set of parameter names, with the
 dialect of the connection that first runs it: its SQL text, the names of its parameters in
 position order, each with its type's bind processor (JSON columns encoded exactly as
 SQLAlchemy encodes them), and its result columns with their types' result processors.
-`_OnLoop` (app/storage/store.py) then executes it on the sqlite3 connection itself, inside
+`OnLoop` (loop.py) then executes it on the sqlite3 connection itself, inside
 the transaction SQLAlchemy began, and answers with a `Result` offering what the
 repositories use of SQLAlchemy's (first, all, one, scalar_one, rowcount), whose rows are
 tuples that also have `_mapping`.
@@ -17,7 +17,7 @@ statement while anything listens to the engine's statements (`before_cursor_exec
 traces, tests that count statements). Driver errors are raised as SQLAlchemy's
 (`IntegrityError` and the rest), as through SQLAlchemy.
 
-On PostgreSQL (`run_on`, used by `_OnDriver` in app/storage/store.py) the statement is
+On PostgreSQL (`run_on`, used by `OnDriver` in driver.py) the statement is
 compiled with the asyncpg dialect and executed as SQLAlchemy's asyncpg adapter would: its
 prepared form from the adapter's own cache (shared with statements sent through
 SQLAlchemy), the arguments in `$n` order, the row count read from the status as the adapter
@@ -25,7 +25,7 @@ reads it, and errors translated by the adapter into SQLAlchemy's. Through SQLAlc
 statement costs about 100 µs of Python on this path, around asyncpg's own 30 µs.
 
 Only statements built once (module constants, or cached builders) are marked: the registry
-keeps them, keyed by identity.
+keeps them, keyed by identity. On the plain path (fast paths off) the mark is ignored.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from app.compat import sqlalchemy as compat
+
 Statement = TypeVar("Statement", bound=ClauseElement)
 Processor = Callable[[Any], Any] | None
 
@@ -47,7 +49,7 @@ _marked: dict[int, Direct] = {}
 
 
 def direct(statement: Statement) -> Statement:
-    """Mark a statement built once to be sent straight to SQLite's driver."""
+    """Mark a statement built once to be sent straight to the driver (on the fast paths)."""
     _marked[id(statement)] = Direct(statement)
     return statement
 
@@ -118,7 +120,7 @@ class _Form:
                 value = bind.effective_value
                 arguments.append((name, processor(value) if processor else value, None))
         self.arguments = tuple(arguments)
-        columns = compiled._result_columns  # what SQLAlchemy's result reads: keys, types
+        columns = compat.result_columns(compiled)
         self.row: type[Row] | None = None
         # the columns whose values are converted (JSON, mostly), by position; the others are
         # taken as the driver gives them
@@ -226,10 +228,7 @@ class Direct:
         if form is None:
             return None
         try:
-            prepared, attributes = await adapter._prepare(
-                form.sql,
-                dialect._invalidate_schema_cache_asof,  # type: ignore[attr-defined]
-            )
+            prepared, attributes = await compat.prepare(adapter, form.sql, dialect)
             fetched = await prepared.fetch(*form.values(given))
             status = prepared.get_statusmsg()
         except Exception as error:
@@ -262,11 +261,8 @@ def _translated(
 ) -> Exception:
     """The driver's error as SQLAlchemy raises it (IntegrityError and the rest), by way of
     the adapter's own translation into its DBAPI's exceptions."""
-    try:
-        adapter._handle_exception(error)  # always raises: the DBAPI's error for `error`
-    except Exception as dbapi_error:
-        base = dialect.loaded_dbapi.Error
-        if isinstance(dbapi_error, base):
-            return exc.DBAPIError.instance(sql, params, dbapi_error, base, dialect=dialect)
-        return dbapi_error
-    return error  # pragma: no cover (the adapter always raises)
+    dbapi_error = compat.dbapi_error(adapter, error)
+    base = dialect.loaded_dbapi.Error
+    if isinstance(dbapi_error, base):
+        return exc.DBAPIError.instance(sql, params, dbapi_error, base, dialect=dialect)
+    return dbapi_error

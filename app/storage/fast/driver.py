@@ -1,0 +1,84 @@
+"""PostgreSQL: a transaction's statements on SQLAlchemy's asyncpg adapter, beside its
+transaction machinery.
+
+The transaction is begun (at its first statement) and ended on the adapter itself, without
+SQLAlchemy's `begin()` and `commit()` around it; a block run `alone` (`Store.write`) begins
+none, each statement committing by itself. A statement marked `direct` goes straight to
+asyncpg (direct.py). One sent through SQLAlchemy joins the adapter's transaction, beginning
+it if none is open, and SQLAlchemy then ends it instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.compat import sqlalchemy as compat
+from app.storage.fast.direct import marked
+
+
+@asynccontextmanager
+async def on_driver(conn: AsyncConnection, transactional: bool) -> AsyncIterator[OnDriver]:
+    """`conn` driven on its adapter; not `transactional`, each statement commits by itself."""
+    on = OnDriver(conn, adapter_of(conn), transactional)
+    ended = False
+    try:
+        yield on
+        await _end(on, commit=True)
+        ended = True
+    finally:
+        if not ended:
+            with suppress(Exception):  # the connection may be gone: the pool drops it
+                await _end(on, commit=False)
+
+
+async def _end(on: OnDriver, commit: bool) -> None:
+    conn, adapter = on.conn, on.adapter
+    if conn.in_transaction():
+        await (conn.commit() if commit else conn.rollback())
+    elif compat.in_transaction(adapter):
+        await (compat.commit(adapter) if commit else compat.rollback(adapter))
+
+
+def adapter_of(conn: AsyncConnection) -> Any:
+    """SQLAlchemy's asyncpg adapter under `conn` (its DBAPI connection)."""
+    assert conn.sync_connection is not None
+    return conn.sync_connection.connection.dbapi_connection
+
+
+class OnDriver:
+    """An `AsyncConnection` behind the `await conn.execute(...)` that Tx uses, its marked
+    statements sent straight to asyncpg."""
+
+    __slots__ = ("adapter", "conn", "transactional", "written")
+
+    def __init__(self, conn: AsyncConnection, adapter: Any, transactional: bool) -> None:
+        self.conn = conn
+        self.adapter = adapter
+        self.transactional = transactional
+        self.written = False  # not transactional: the block's one write has committed
+
+    def __getattr__(self, name: str) -> Any:  # the rest of AsyncConnection, as it is
+        return getattr(self.conn, name)
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        if self.written:
+            raise RuntimeError("a statement after the last write of a block run alone")
+        found = marked(statement)
+        if found is not None:
+            if self.transactional and not compat.in_transaction(self.adapter):
+                await compat.begin(self.adapter)
+            try:
+                done = await found.run_on(self.adapter, self.conn.dialect, parameters)
+            except DBAPIError as error:
+                if self.conn.dialect.is_disconnect(error.orig, self.adapter, None):  # type: ignore[arg-type]
+                    await self.conn.invalidate(error)  # the pool opens a new one
+                raise
+            if done is not None:
+                self.written = done.writes and not compat.in_transaction(self.adapter)
+                return done
+        return await self.conn.execute(statement, parameters)

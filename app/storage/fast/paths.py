@@ -1,0 +1,132 @@
+"""The store's transactions on the fast paths (`Store(fast=True)`): which way each block runs.
+
+- PostgreSQL: on connections kept checked out between transactions (kept.py), statements on
+  SQLAlchemy's asyncpg adapter, a write run `alone` without BEGIN and COMMIT (driver.py).
+- A SQLite file: the writes ready together share one transaction and its commit (grouped.py)
+  on one connection kept open; marked statements go straight to sqlite3 (loop.py).
+- Every read of a `reading()` block shares one transaction (shared_read.py).
+
+While anything listens to the statements (traces, tests that count them) every statement
+goes through SQLAlchemy, in an ordinary transaction. SQLite in memory runs as on the plain
+path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from app.storage.engine import pool_size
+from app.storage.fast.driver import on_driver
+from app.storage.fast.grouped import Grouped
+from app.storage.fast.kept import Kept
+from app.storage.fast.loop import OnLoop
+from app.storage.fast.shared_read import shared_of, sharing
+from app.storage.repositories.base import TxConnection
+from app.storage.tx import Tx
+
+
+class FastPaths:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        blocking: Engine | None,
+        write_lock: asyncio.Lock | None,
+        tx: Callable[[TxConnection], Tx],
+    ) -> None:
+        self.engine = engine
+        self.blocking = blocking  # a SQLite file's
+        self.write_lock = write_lock
+        self.sqlite = write_lock is not None  # (SQLite writes one at a time: the store's lock)
+        self.tx = tx  # a Tx on a connection, as the store makes one
+        self.grouped: Grouped | None = None
+        if write_lock is not None and blocking is not None:
+            self.grouped = Grouped(write_lock)
+        self.writer: Connection | None = None  # SQLite file: the one connection that writes
+        self.kept = Kept(engine, pool_size())  # PostgreSQL: connections between uses
+
+    def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
+        if self.write_lock is None:
+            return self.transaction(write=True, alone=alone)
+        if self.grouped is not None and not self._listened_to():
+            return self._grouped_write(self.grouped)
+        return self._locked_write(self.write_lock)
+
+    @asynccontextmanager
+    async def _grouped_write(self, grouped: Grouped) -> AsyncIterator[Tx]:
+        """A SQLite file's write, in the transaction of the writes ready with it."""
+        writer = self._sqlite_writer()
+        async with grouped.transaction(writer) as driver:
+            yield self.tx(OnLoop(writer, driver))
+
+    @asynccontextmanager
+    async def _locked_write(self, lock: asyncio.Lock) -> AsyncIterator[Tx]:
+        async with lock, self.transaction(write=True) as tx:
+            yield tx
+
+    def _listened_to(self) -> bool:
+        """A SQLite file whose statements are listened to (traces, tests that count them):
+        its writes run one transaction each, all through SQLAlchemy."""
+        return bool(self._sqlite_writer().dispatch.before_cursor_execute)
+
+    def read(self) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction; inside `reading()`, the one it shares."""
+        shared = shared_of(self)
+        return shared.tx() if shared is not None else self._read()
+
+    def reading(self) -> AbstractAsyncContextManager[None]:
+        return sharing(self, self._read)
+
+    def _read(self) -> AbstractAsyncContextManager[Tx]:
+        return self.transaction(write=False)
+
+    @asynccontextmanager
+    async def transaction(self, write: bool, alone: bool = False) -> AsyncIterator[Tx]:
+        if self.blocking is not None:
+            if write:  # listened to (`write` groups the others): all by SQLAlchemy
+                writer = self._sqlite_writer()
+                with writer.begin():
+                    yield self.tx(OnLoop(writer))
+                return
+            with self.blocking.connect() as blocking, blocking.begin():
+                yield self.tx(OnLoop(blocking))
+            return
+        if self.sqlite:  # in memory: through the async engine
+            async with self.engine.connect() as conn:
+                if write:
+                    conn = await conn.execution_options(sqlite_write=True)
+                async with conn.begin():
+                    yield self.tx(conn)
+            return
+        async with self.kept.connection() as conn:
+            if _listened(conn):
+                async with conn.begin():  # listened to: every statement through SQLAlchemy
+                    yield self.tx(conn)
+                return
+            async with on_driver(conn, transactional=not alone) as driven:
+                yield self.tx(driven)
+
+    def _sqlite_writer(self) -> Connection:
+        """The connection the store's SQLite writes use, kept open between them: no pool
+        checkout, reset and return around each transaction."""
+        assert self.blocking is not None
+        if self.writer is None or self.writer.closed:
+            self.writer = self.blocking.connect().execution_options(sqlite_write=True)
+        return self.writer
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        await self.kept.close()
+
+
+def _listened(conn: AsyncConnection) -> bool:
+    """Whether anything listens to the connection's statements (traces, tests)."""
+    return conn.sync_connection is not None and bool(
+        conn.sync_connection.dispatch.before_cursor_execute
+    )
