@@ -27,7 +27,7 @@ from strawberry.types import ExecutionContext, ExecutionResult, Info, get_object
 from strawberry.types.graphql import OperationType
 
 from app.api import errors
-from app.api.compiled import CompilingExecutor
+from app.api.fast.compiled import CompilingExecutor
 from app.api.limits import RateLimit
 from app.api.mutations import Mutation
 from app.api.queries import Query

@@ -39,7 +39,7 @@ from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as 
 
 from app.api import errors
 from app.api.context import Context
-from app.api.delivery import running
+from app.api.fast.delivery import running
 from app.domain.clock import now
 from app.domain.errors import Unauthenticated
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
@@ -206,7 +206,7 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
         await super().handle_subscribe(message)
 
     async def run_operation(self, operation: Any) -> None:
-        running.set(operation)  # this is the operation's own task: see app/api/delivery.py
+        running.set(operation)  # this is the operation's own task: see app/api/fast/delivery.py
         await super().run_operation(operation)
 
     async def send_message(self, message: Any) -> None:

@@ -571,7 +571,7 @@ def execution_us(events: int = 2000) -> float:
     from graphql import parse
 
     from app.api.schema import schema
-    from app.api.sharing import SharingExecutor
+    from app.api.fast.sharing import SharingExecutor
     from app.api.types import TaskEvent
     from app.domain.events import Event
 

@@ -4,7 +4,7 @@ An event a subscription yields passes through five async generators (the resolve
 graphql-core's mapping, Strawberry's stream, its extensions, the protocol handler) before
 it is written, and with 1,000 subscribers that plumbing cost more than the writes
 (docs/performance.md). On graphql-transport-ws the resolver sends each event itself:
-it takes the subscription's result for the event (shared, see app/api/sharing.py) and
+it takes the subscription's result for the event (shared, see app/api/fast/sharing.py) and
 sends it with Strawberry's own `Operation.send_next`, so the message is the one Strawberry
 would send. A result with errors, and every subscription on the legacy graphql-ws
 protocol, still goes through Strawberry, which shapes the errors.
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
-from app.api.sharing import event_result, subscribing
+from app.api.fast.sharing import event_result, subscribing
 from app.api.types import TaskEvent
 
 Send = Callable[[TaskEvent], Awaitable[bool]]

@@ -32,7 +32,7 @@ from graphql import (
     SelectionSetNode,
 )
 
-from app.api.delivery import running
+from app.api.fast.delivery import running
 from app.domain.events import Event
 from app.events.stream import Rows
 
