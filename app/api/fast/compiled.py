@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphql import FieldNode, OperationDefinitionNode, OperationType
-from graphql.execution.values import get_argument_values
+from graphql import FieldNode, OperationDefinitionNode, OperationType, get_argument_values
 
-from app.api.fast import compiled_moves as moves
 from app.api.enums import plain
+from app.api.fast import compiled_moves as moves
 from app.api.fast.plans import Plans
-from app.api.queries import DEFAULT_FIRST, page_size, task_id
 from app.api.fast.sharing import SharingExecutor
+from app.api.queries import DEFAULT_FIRST, page_size, task_id
 from app.domain.reads import TaskFilters
 from app.service.fast import compiled as service
 from app.service.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection

@@ -33,12 +33,12 @@ from graphql import (
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
+    get_argument_values,
     get_nullable_type,
     is_leaf_type,
     is_non_null_type,
     located_error,
 )
-from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
 
 from app.api.fast.plans import Plans
