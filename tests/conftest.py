@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import templates
+from fast_paths import pytest_collection_modifyitems  # noqa: F401 (a hook)
 from server import BACKEND, fresh_pg_database
 
 from app.storage.store import Store
