@@ -50,6 +50,9 @@ REQUIRED: tuple[tuple[str, str], ...] = (
     ("graphql", "Executor.build_response"),
     ("graphql", "Executor.collected_errors"),
     ("graphql", "Executor.execute_operation"),
+    ("graphql", "Executor.middleware_manager"),
+    ("graphql", "Executor.variable_values"),
+    ("graphql", "VariableValues.coerced"),
 )
 """(module, name or Class.attribute): what the fast paths rely on."""
 
