@@ -202,6 +202,7 @@ async def _statements(http: httpx.AsyncClient, counter: Counter, query: str) -> 
     return len(counter.statements)
 
 
+@pytest.mark.fast_path
 @pytest.mark.skipif(BACKEND != "postgres", reason="the compiled page is PostgreSQL's")
 async def test_a_compiled_page_is_one_statement_whatever_its_size(store: Store, client) -> None:  # type: ignore[no-untyped-def]
     http, counter = client
