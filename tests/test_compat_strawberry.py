@@ -3,10 +3,12 @@ so once and runs plain Strawberry, with the same answers (app/compat/strawberry.
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,3 +127,30 @@ def test_a_server_whose_check_fails_warns_once_and_answers_as_with_the_fast_path
     fast = start_server(env={"PRICKLE_FAST_PATHS": "on", compat.BREAK_VARIABLE: ""})
     assert _life(fast) == plain_answers
     assert WARNING not in fast.output()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PRIVATE_MODULES = (
+    "strawberry.schema.schema",
+    "strawberry.types.arguments",
+    "strawberry.types.base",
+    "strawberry.types.enum",
+    "graphql.execution.values",
+)
+PRIVATE_ATTRIBUTES = frozenset({"_raw_info", "send_next", "from_input"})
+
+
+def _private_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module in PRIVATE_MODULES:
+            found.append(f"{path.relative_to(ROOT)}: from {node.module}")
+        elif isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES:
+            found.append(f"{path.relative_to(ROOT)}: .{node.attr}")
+    return found
+
+
+def test_only_the_compat_module_touches_strawberrys_internals() -> None:
+    files = [p for p in (ROOT / "app").rglob("*.py") if "compat" not in p.parts]
+    assert len(files) > 100
+    assert [use for path in files for use in _private_uses(path)] == []

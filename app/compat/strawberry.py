@@ -153,7 +153,7 @@ __all__ = [
     "is_scalar",
     "operation_is_open",
     "raw_info",
-    "send_next",
+    "send_result",
     "set_from_input",
     "usable",
 ]
@@ -171,7 +171,7 @@ def operation_is_open(operation: Any) -> bool:
     return operation.handler.operations.get(operation.id) is operation
 
 
-async def send_next(operation: Any, result: graphql.ExecutionResult) -> None:
+async def send_result(operation: Any, result: graphql.ExecutionResult) -> None:
     """Send a result as the operation's `next` message, as Strawberry sends it."""
     await operation.send_next(result)
 

@@ -85,7 +85,7 @@ def batch_sender(info: strawberry.Info) -> BatchSender | None:
             items = from_row(batch)
         else:
             items = [_item(event, keys) for event in batch]
-        await strawberry_compat.send_next(operation, ExecutionResult(data={field: items}))
+        await strawberry_compat.send_result(operation, ExecutionResult(data={field: items}))
 
     return BatchSender(fields, send)
 

@@ -43,7 +43,7 @@ def direct_sender() -> Send | None:
             result = await result
         if result.errors:
             return False
-        await strawberry_compat.send_next(operation, result)
+        await strawberry_compat.send_result(operation, result)
         return True
 
     return send
