@@ -29,6 +29,7 @@ from strawberry.types.unset import UnsetType
 from app import board, debug, graphiql, tuning, vendor
 from app.api import errors, sse
 from app.api.context import Context, get_context
+from app.api.fast.delivery import DeliveringHandler
 from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
 from app.api.schema import schema
 from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
@@ -115,6 +116,13 @@ class GraphQLApp(GraphQL[Context, None]):
             return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
 
 
+class FastGraphQLApp(GraphQLApp):
+    """The app with its schema's fast paths: subscription events sent past Strawberry's
+    stream on graphql-transport-ws (app/api/fast/delivery.py)."""
+
+    graphql_transport_ws_handler_class = DeliveringHandler
+
+
 def _too_large() -> JSONResponse:
     refusal = errors.QueryTooComplex(f"the request body is larger than {MAX_BODY_BYTES} bytes")
     body = errors.response_body(refusal)
@@ -189,7 +197,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         finally:
             await store.close()
 
-    graphql = GraphQLApp(
+    graphql = (FastGraphQLApp if schema.fast else GraphQLApp)(
         schema,
         keep_alive=True,
         keep_alive_interval=tuning.PING_SECONDS.value(),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import templates
+from fast_paths import pytest_runtest_setup  # noqa: F401 (a hook)
 from server import BACKEND, fresh_pg_database
 
 from app.storage.store import Store
@@ -137,20 +138,3 @@ def start_server(database_url: str, tmp_path):  # type: ignore[no-untyped-def]
     yield start_one
     for server in reversed(started):
         server.stop()
-
-
-# The storage's fast paths (app/storage/fast): a test about one of them is marked `fast_path`
-# and skipped where the store runs the plain path (PRICKLE_FAST_PATHS=off, or a SQLAlchemy
-# lacking what they use: app/compat/sqlalchemy.py).
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    from app.compat import sqlalchemy
-    from app.tuning import FAST_PATHS
-
-    if item.get_closest_marker("fast_path") is None:
-        return
-    if not FAST_PATHS.value():
-        pytest.skip("about the storage's fast paths, and PRICKLE_FAST_PATHS is off")
-    if not sqlalchemy.usable():
-        pytest.skip("about the storage's fast paths, and SQLAlchemy lacks what they use")

@@ -1,4 +1,4 @@
-"""A `tasks` page within the compiled subset (app/api/compiled.py) answers exactly what the
+"""A `tasks` page within the compiled subset (app/api/fast/compiled.py) answers exactly what the
 general execution answers: the same response, byte for byte, for random selections (within
 the subset and just outside it), arguments and viewers; errors included; in one statement.
 
@@ -24,7 +24,7 @@ from test_api_loaders import Counter
 from test_api_read_ahead import VIEWERS, graph  # noqa: F401 (the fixture)
 
 from app import service
-from app.api.compiled import plan_of
+from app.api.fast.compiled import plan_of
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -202,6 +202,7 @@ async def _statements(http: httpx.AsyncClient, counter: Counter, query: str) -> 
     return len(counter.statements)
 
 
+@pytest.mark.fast_path
 @pytest.mark.skipif(BACKEND != "postgres", reason="the compiled page is PostgreSQL's")
 async def test_a_compiled_page_is_one_statement_whatever_its_size(store: Store, client) -> None:  # type: ignore[no-untyped-def]
     http, counter = client

@@ -1,4 +1,4 @@
-"""A mutation within the compiled subset (app/api/compiled_moves.py) answers exactly what the
+"""A mutation within the compiled subset (app/api/fast/compiled_moves.py) answers exactly what the
 general execution answers, over HTTP against `prickle serve`: for random selections of a
 Task's scalars and aliases, for every hot verb, and for the refusals.
 
@@ -22,7 +22,7 @@ from live import Cast
 from server import Server
 from test_api_compiled import PREFIXES, SCALARS, aliased
 
-from app.api.compiled_moves import plan_of
+from app.api.fast.compiled_moves import plan_of
 from app.api.schema import schema
 
 RESULT = {

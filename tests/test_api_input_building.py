@@ -1,4 +1,4 @@
-"""Every input type is built from its GraphQL value (app/api/inputs.py's plan per class)
+"""Every input type is built from its GraphQL value (app/api/fast/inputs.py's plan per class)
 exactly as Strawberry's own conversion builds it: every field given, only the required
 ones, explicit nulls, lists of leaves and of nested inputs."""
 
@@ -20,6 +20,8 @@ from strawberry.types.arguments import convert_argument
 
 from app.api import inputs
 from app.api.schema import schema
+
+pytestmark = pytest.mark.fast_path  # the plan per class is the fast path (app/api/fast/inputs.py)
 
 SCALARS: dict[str, Any] = {
     "String": "text",

@@ -62,7 +62,7 @@ def _imported(path: Path) -> set[str]:
 
 
 def test_the_api_and_the_web_app_import_nothing_from_storage() -> None:
-    files = [*sorted((ROOT / "app/api").glob("*.py")), ROOT / "app/main.py"]
+    files = [*sorted((ROOT / "app/api").rglob("*.py")), ROOT / "app/main.py"]
     assert len(files) > 10
     for path in files:
         storage = {n for n in _imported(path) if n == "app.storage" or n.startswith("app.storage.")}

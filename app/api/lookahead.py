@@ -2,22 +2,20 @@
 before anything is read, so that the list resolvers read it all ahead in a few batch
 statements and the nested fields answer from memory (`app.service.reads.Want`).
 
-Reading ahead never changes an answer: a field that was not read ahead (a selection this
-does not follow) falls back to its loader. Directives are not followed: a field under
-`@skip` is read ahead all the same, which costs a statement and no more.
+It reads the selection as Strawberry gives it to a resolver (`info.selected_fields`, its
+public API). Reading ahead never changes an answer: a field that was not read ahead (a
+selection this does not follow) falls back to its loader. Directives are not followed: a
+field under `@skip` is read ahead all the same, which costs a statement and no more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator
 
-from graphql import FieldNode, FragmentDefinitionNode, FragmentSpreadNode, InlineFragmentNode
+from strawberry.types.nodes import SelectedField, Selection
 
 from app.api.types import TASK_FIELDS
 from app.service.reads import Want
-
-Fragments = Mapping[str, FragmentDefinitionNode]
 
 RELATIONS = ("parent", "children", "dependencies")
 LISTS = frozenset({"results", "checkpoints", "events"})
@@ -32,30 +30,25 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 KNOWN = frozenset({*TASK_FIELDS, *COLUMNS})  # any other field reads the whole task
 
 
-def fields_of(nodes: Iterable[FieldNode], fragments: Fragments) -> Iterator[FieldNode]:
+def fields_of(nodes: Iterable[Selection]) -> Iterator[SelectedField]:
     """The fields selected under `nodes`, through fragments and inline fragments."""
     for node in nodes:
-        if node.selection_set is not None:
-            yield from _flatten(node.selection_set.selections, fragments)
+        yield from _flatten(node.selections)
 
 
-def _flatten(selections: Iterable[Any], fragments: Fragments) -> Iterator[FieldNode]:
+def _flatten(selections: Iterable[Selection]) -> Iterator[SelectedField]:
     for selection in selections:
-        if isinstance(selection, FieldNode):
+        if isinstance(selection, SelectedField):
             yield selection
-        elif isinstance(selection, InlineFragmentNode):
-            yield from _flatten(selection.selection_set.selections, fragments)
-        elif isinstance(selection, FragmentSpreadNode):
-            fragment = fragments.get(selection.name.value)
-            if fragment is not None:
-                yield from _flatten(fragment.selection_set.selections, fragments)
+        else:  # a fragment spread or an inline fragment
+            yield from _flatten(selection.selections)
 
 
-def want_of(nodes: Iterable[FieldNode], fragments: Fragments) -> Want:
+def want_of(nodes: Iterable[Selection]) -> Want:
     """What the selections of these Task fields read of each task."""
-    by_name: dict[str, list[FieldNode]] = {}
-    for node in fields_of(nodes, fragments):
-        by_name.setdefault(node.name.value, []).append(node)
+    by_name: dict[str, list[SelectedField]] = {}
+    for node in fields_of(nodes):
+        by_name.setdefault(node.name, []).append(node)
     columns: set[str] | None = {"id"}
     want = Want()
     for name, found in by_name.items():
@@ -64,19 +57,13 @@ def want_of(nodes: Iterable[FieldNode], fragments: Fragments) -> Want:
         elif columns is not None:
             columns.update(COLUMNS.get(name, (name,)))
         if name in RELATIONS:
-            setattr(want, name, want_of(found, fragments))
+            setattr(want, name, want_of(found))
     want.columns = None if columns is None else tuple(sorted(columns))
     want.lists = LISTS.intersection(by_name)
     return want
 
 
-def page_want(nodes: Iterable[FieldNode], fragments: Fragments) -> Want:
+def page_want(nodes: Iterable[Selection]) -> Want:
     """What a TaskConnection selection reads of its nodes (`edges { node { ... } }`)."""
-    edges = [e for e in fields_of(nodes, fragments) if e.name.value == "edges"]
-    return want_of([n for n in fields_of(edges, fragments) if n.name.value == "node"], fragments)
-
-
-def of_field(info: Any) -> tuple[list[FieldNode], Fragments]:
-    """The resolver's field nodes and the document's fragments (graphql-core's info)."""
-    raw = info._raw_info
-    return list(raw.field_nodes), raw.fragments
+    edges = [e for e in fields_of(nodes) if e.name == "edges"]
+    return want_of([n for n in fields_of(edges) if n.name == "node"])

@@ -55,7 +55,7 @@ class Query:
     async def task(self, info: strawberry.Info, id: strawberry.ID) -> Task | None:
         ctx = info.context
         viewer = await ctx.viewer()
-        want = lookahead.want_of(*lookahead.of_field(info))
+        want = lookahead.want_of(info.selected_fields)
         found, around = await reads.task_graph(ctx.store, viewer, task_id(id, "id") or "", want)
         return Task.from_domain(found, around) if found else None
 
@@ -77,7 +77,7 @@ class Query:
         viewer = await ctx.viewer()
         filters = TaskFilters(project, plain(state), assignee, requester, parent_task_id)
         size, cursor = page_size(first), task_id(after, "after")
-        want = lookahead.page_want(*lookahead.of_field(info))
+        want = lookahead.page_want(info.selected_fields)
         page, found = await reads.task_graph_page(ctx.store, viewer, filters, size, cursor, want)
 
         async def count() -> int:

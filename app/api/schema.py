@@ -2,6 +2,8 @@
 
 Every Mutation field spends one of its caller's tokens before its resolver runs
 (`SpendsAToken`, docs/limits.md): a document with three mutations spends three.
+`build_schema(fast)` wires in the fast paths (app/api/fast) or leaves execution to
+Strawberry; `schema` is the one `PRICKLE_FAST_PATHS` and the compat check ask for.
 `prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
 """
 
@@ -27,7 +29,9 @@ from strawberry.types import ExecutionContext, ExecutionResult, Info, get_object
 from strawberry.types.graphql import OperationType
 
 from app.api import errors
-from app.api.compiled import CompilingExecutor
+from app.api import fast as fast_paths
+from app.api.fast import inputs as fast_inputs
+from app.api.fast.compiled import CompilingExecutor
 from app.api.limits import RateLimit
 from app.api.mutations import Mutation
 from app.api.queries import Query
@@ -76,6 +80,8 @@ def shared(extension: SchemaExtension) -> Callable[[], SchemaExtension]:
 
 
 class PrickleSchema(Schema):
+    fast = False  # whether its fast paths are wired in (`build_schema`)
+
     async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
         """Subscriptions only stream (over WebSockets): a plain execution refuses them."""
         allowed = kwargs.get("allowed_operation_types")
@@ -90,13 +96,24 @@ class PrickleSchema(Schema):
             errors.shape(error)
 
 
-schema = PrickleSchema(
-    query=Query,
-    mutation=Mutation,
-    subscription=Subscription,
-    config=StrawberryConfig(auto_camel_case=False),
-    execution_context_class=CompilingExecutor,  # the hot page by one statement
-    extensions=[
+def build_schema(fast: bool) -> PrickleSchema:
+    """The schema; with `fast`, its fast paths wired in: the compiled executor (compiled
+    pages and mutations, shared subscription results) and inputs built by plan."""
+    fast_inputs.wire(fast)
+    built = PrickleSchema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        config=StrawberryConfig(auto_camel_case=False),
+        execution_context_class=CompilingExecutor if fast else None,
+        extensions=_extensions(),
+    )
+    built.fast = fast
+    return built
+
+
+def _extensions() -> list[Any]:
+    return [
         shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
         shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
         shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
@@ -107,8 +124,10 @@ schema = PrickleSchema(
         OneReadTransaction,  # a query's reads in one transaction
         Observed,  # metrics and the request's log line (app/observability)
         *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
-    ],
-)
+    ]
+
+
+schema = build_schema(fast_paths.enabled())
 
 
 def sdl() -> str:

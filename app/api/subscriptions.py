@@ -8,8 +8,8 @@ from collections.abc import AsyncGenerator
 import strawberry
 
 from app.api import sse
-from app.api.batches import batch_sender
-from app.api.delivery import direct_sender
+from app.api.fast.batches import batch_sender
+from app.api.fast.delivery import direct_sender
 from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
 from app.domain.errors import InvalidInput

@@ -39,7 +39,6 @@ from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as 
 
 from app.api import errors
 from app.api.context import Context
-from app.api.delivery import running
 from app.domain.clock import now
 from app.domain.errors import Unauthenticated
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
@@ -204,10 +203,6 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
             await self.send_message(error)
             return
         await super().handle_subscribe(message)
-
-    async def run_operation(self, operation: Any) -> None:
-        running.set(operation)  # this is the operation's own task: see app/api/delivery.py
-        await super().run_operation(operation)
 
     async def send_message(self, message: Any) -> None:
         self._last_sent = asyncio.get_running_loop().time()

@@ -7,7 +7,7 @@ written. One statement a page, built once a replay, no task read back into Pytho
 planned for its page's range (`Tx.custom_plans`).
 
 `event_pages` reads whole events; `row_pages` only the fields a reader sends, as rows, for
-a reader that builds its messages from them (task_event_batches: app/api/batches.py).
+a reader that builds its messages from them (task_event_batches: app/api/fast/batches.py).
 """
 
 from __future__ import annotations

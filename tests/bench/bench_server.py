@@ -570,8 +570,8 @@ def execution_us(events: int = 2000) -> float:
     selection for one event (the median of RUNS passes over `events` events)."""
     from graphql import parse
 
+    from app.api.fast.sharing import SharingExecutor
     from app.api.schema import schema
-    from app.api.sharing import SharingExecutor
     from app.api.types import TaskEvent
     from app.domain.events import Event
 

@@ -33,16 +33,16 @@ from graphql import (
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
+    get_argument_values,
     get_nullable_type,
     is_leaf_type,
     is_non_null_type,
     located_error,
 )
-from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
 
-from app.api.plans import Plans
-from app.service.compiled import SCALARS
+from app.api.fast.plans import Plans
+from app.service.fast.compiled import SCALARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ _plans: dict[GraphQLSchema, Plans[MovePlan]] = {}
 
 
 def cached_plan(schema: GraphQLSchema, operation: OperationDefinitionNode) -> MovePlan | None:
-    """`plan_of`, worked out once per document and operation (app/api/plans.py)."""
+    """`plan_of`, worked out once per document and operation (app/api/fast/plans.py)."""
     plans = _plans.get(schema)
     if plans is None:
         plans = _plans[schema] = Plans(lambda o: plan_of(schema, o))

@@ -32,7 +32,8 @@ from graphql import (
     SelectionSetNode,
 )
 
-from app.api.delivery import running
+from app.api.fast.delivery import running
+from app.compat import strawberry as strawberry_compat
 from app.domain.events import Event
 from app.events.stream import Rows
 
@@ -64,25 +65,27 @@ class BatchSender:
 
 def batch_sender(info: strawberry.Info) -> BatchSender | None:
     """A sender of whole lists for this operation, or None where Strawberry must execute."""
-    operation, raw = running.get(), info._raw_info
-    if operation is None or len(raw.field_nodes) != 1:
+    operation = running.get()
+    if operation is None:
+        return None
+    raw = strawberry_compat.raw_info(info)
+    if len(raw.field_nodes) != 1:
         return None
     keys: list[tuple[str, str]] = []
     if not _plain(raw.field_nodes[0].selection_set, raw, keys):
         return None
     field = (raw.field_nodes[0].alias or raw.field_nodes[0].name).value
-    handler = operation.handler
     fields = tuple(dict.fromkeys(name for _, name in keys if name != "__typename"))
     from_row = _from_row(keys, fields)
 
     async def send(batch: list[Event] | Rows) -> None:
-        if handler.operations.get(operation.id) is not operation:
+        if not strawberry_compat.operation_is_open(operation):
             return  # completed: Strawberry is cancelling this task
         if isinstance(batch, Rows):
             items = from_row(batch)
         else:
             items = [_item(event, keys) for event in batch]
-        await operation.send_next(ExecutionResult(data={field: items}))
+        await strawberry_compat.send_result(operation, ExecutionResult(data={field: items}))
 
     return BatchSender(fields, send)
 

@@ -1,5 +1,5 @@
 """The hot read, compiled: a query that is one `tasks` page of scalar fields and related
-tasks is answered by one SQL statement that builds the JSON itself (app/storage/compiled.py),
+tasks is answered by one SQL statement that builds the JSON itself (app/storage/fast/compiled.py),
 instead of graphql-core executing every field of every task.
 
 The document has been parsed, validated and held to the limits as any other; only the
@@ -26,17 +26,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphql import FieldNode, OperationDefinitionNode, OperationType
-from graphql.execution.values import get_argument_values
+from graphql import FieldNode, OperationDefinitionNode, OperationType, get_argument_values
 
-from app.api import compiled_moves as moves
 from app.api.enums import plain
-from app.api.plans import Plans
+from app.api.fast import compiled_moves as moves
+from app.api.fast.plans import Plans
+from app.api.fast.sharing import SharingExecutor
 from app.api.queries import DEFAULT_FIRST, page_size, task_id
-from app.api.sharing import SharingExecutor
 from app.domain.reads import TaskFilters
-from app.service import compiled as service
-from app.service.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.service.fast import compiled as service
+from app.service.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
 
 CONNECTION = frozenset({"edges", "page_info", "total_count", "__typename"})
 EDGE = frozenset({"cursor", "node", "__typename"})

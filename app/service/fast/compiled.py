@@ -1,4 +1,4 @@
-"""The compiled page of tasks (app/storage/compiled.py), in a read transaction."""
+"""The compiled page of tasks (app/storage/fast/compiled.py), in a read transaction."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from app.domain.principals import Principal
 from app.domain.reads import TaskFilters
-from app.storage import compiled as sql
-from app.storage.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.storage.fast import compiled as sql
+from app.storage.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
 from app.storage.store import Store
 
 __all__ = ["MAX_KEYS", "RELATIONS", "SCALARS", "Selection", "task_page_json"]

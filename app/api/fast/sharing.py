@@ -22,9 +22,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from graphql import OperationType
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.api.types import TaskEvent
+from app.compat.strawberry import CoreExecutor
 
 SHARED_RESULTS = 1024  # events times (document, variables, viewer) kept; evicted oldest first
 
@@ -36,7 +36,7 @@ subscribing: ContextVar[SharingExecutor | None] = ContextVar("subscribing", defa
 operation has a task of its own), so that its resolver can execute events itself."""
 
 
-class SharingExecutor(StrawberryGraphQLCoreExecutionContext):
+class SharingExecutor(CoreExecutor):
     _share_key: Hashable | None = None
     _subscription_key: Any = None
 

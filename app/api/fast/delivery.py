@@ -4,10 +4,10 @@ An event a subscription yields passes through five async generators (the resolve
 graphql-core's mapping, Strawberry's stream, its extensions, the protocol handler) before
 it is written, and with 1,000 subscribers that plumbing cost more than the writes
 (docs/performance.md). On graphql-transport-ws the resolver sends each event itself:
-it takes the subscription's result for the event (shared, see app/api/sharing.py) and
-sends it with Strawberry's own `Operation.send_next`, so the message is the one Strawberry
-would send. A result with errors, and every subscription on the legacy graphql-ws
-protocol, still goes through Strawberry, which shapes the errors.
+it takes the subscription's result for the event (shared, see app/api/fast/sharing.py) and
+sends it with Strawberry's own `Operation.send_next` (through app/compat/strawberry.py), so
+the message is the one Strawberry would send. A result with errors, and every subscription
+on the legacy graphql-ws protocol, still goes through Strawberry, which shapes the errors.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
-from app.api.sharing import event_result, subscribing
+from app.api.fast.sharing import event_result, subscribing
 from app.api.types import TaskEvent
+from app.api.ws import TransportWSHandler
+from app.compat import strawberry as strawberry_compat
 
 Send = Callable[[TaskEvent], Awaitable[bool]]
 
@@ -32,17 +34,25 @@ def direct_sender() -> Send | None:
     operation, executor = running.get(), subscribing.get()
     if operation is None or executor is None:
         return None
-    handler = operation.handler
 
     async def send(payload: TaskEvent) -> bool:
-        if handler.operations.get(operation.id) is not operation:
+        if not strawberry_compat.operation_is_open(operation):
             return True  # completed: Strawberry is cancelling this task
         result = event_result(executor, payload)
         if inspect.isawaitable(result):
             result = await result
         if result.errors:
             return False
-        await operation.send_next(result)
+        await strawberry_compat.send_result(operation, result)
         return True
 
     return send
+
+
+class DeliveringHandler(TransportWSHandler):
+    """graphql-transport-ws (app/api/ws.py) whose operations' events are sent by
+    `direct_sender`: each operation's task knows its operation (`running`)."""
+
+    async def run_operation(self, operation: Any) -> None:
+        running.set(operation)  # this is the operation's own task
+        await super().run_operation(operation)
