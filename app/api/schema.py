@@ -3,11 +3,14 @@
 Every Mutation field spends one of its caller's tokens before its resolver runs
 (`SpendsAToken`, docs/limits.md): a document with three mutations spends three.
 `prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
+
+What observes the requests (metrics, the log line, traces) is not the API's: app/main.py
+builds the app's schema with it (`build(extensions=...)`). `schema` here has none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphql import GraphQLError
@@ -33,8 +36,6 @@ from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.reading import OneReadTransaction
 from app.api.subscriptions import Subscription
-from app.observability.graphql import Observed
-from app.observability.tracing import schema_extensions
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000
@@ -90,25 +91,30 @@ class PrickleSchema(Schema):
             errors.shape(error)
 
 
-schema = PrickleSchema(
-    query=Query,
-    mutation=Mutation,
-    subscription=Subscription,
-    config=StrawberryConfig(auto_camel_case=False),
-    execution_context_class=CompilingExecutor,  # the hot page by one statement
-    extensions=[
-        shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
-        shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
-        shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
-        # Clients send the same few documents: parse and validate each once (bounded LRU;
-        # the parse options, so the token limit, and the validation rules are in the keys).
-        shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
-        shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
-        OneReadTransaction,  # a query's reads in one transaction
-        Observed,  # metrics and the request's log line (app/observability)
-        *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
-    ],
-)
+def build(extensions: Sequence[Callable[[], SchemaExtension]] = ()) -> PrickleSchema:
+    """The schema, with `extensions` after its own (they see each request as answered)."""
+    return PrickleSchema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        config=StrawberryConfig(auto_camel_case=False),
+        execution_context_class=CompilingExecutor,  # the hot page by one statement
+        extensions=[
+            shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
+            shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
+            shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
+            # Clients send the same few documents: parse and validate each once (bounded
+            # LRU; the parse options, so the token limit, and the validation rules are in
+            # the keys).
+            shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
+            shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
+            OneReadTransaction,  # a query's reads in one transaction
+            *extensions,
+        ],
+    )
+
+
+schema = build()  # `prickle schema`, and whoever executes documents without the app
 
 
 def sdl() -> str:
