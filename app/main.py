@@ -1,7 +1,13 @@
-"""The Starlette app: its lifespan (store, migrations, event hub) and its routes."""
+"""The Starlette app: its lifespan (store, migrations, event hub) and its routes.
+
+The composition root: the one module that imports every layer, and joins what the layers
+below do not know of each other (what observes the API, what drains its connections).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import os
 from collections.abc import AsyncIterator
@@ -12,6 +18,7 @@ from typing import Any
 import orjson
 from cross_web import HTTPException
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -28,14 +35,23 @@ from strawberry.types.unset import UnsetType
 
 from app import board, debug, graphiql, tuning, vendor
 from app.api import errors, sse
+from app.api import fast as fast_paths
 from app.api.context import Context, get_context
 from app.api.fast.delivery import DeliveringHandler
 from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
-from app.api.schema import schema
-from app.api.ws import LegacyWSHandler, TransportWSHandler, authenticate_connection
+from app.api.schema import build_schema
+from app.api.ws import (
+    LegacyWSHandler,
+    TransportWSHandler,
+    authenticate_connection,
+    close_every_connection,
+)
 from app.domain.errors import InvalidInput, Unauthenticated
 from app.events.hub import Hub
-from app.observability import wiring as observability
+from app.observability import drain, metrics, tracing
+from app.observability.graphql import observing
+from app.observability.requests import RequestLog
+from app.observability.settings import ACCESS_LOG
 from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
@@ -46,6 +62,12 @@ MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
 GC_THRESHOLDS = (50_000, 20, 100)
 SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL)
+
+# The API's schema, observed: metrics and the request's log line (told each error's code by
+# the API), and OpenTelemetry's extension when the OTEL_* variables turn traces on.
+schema = build_schema(
+    fast_paths.enabled(), [observing(errors.graphql_code), *tracing.schema_extensions()]
+)
 
 
 class GraphQLApp(GraphQL[Context, None]):
@@ -188,7 +210,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
             app.state.store, app.state.hub = store, hub
             app.state.scheduler, app.state.deliverer = scheduler, deliverer
             try:
-                async with observability.running(store, hub):
+                async with _observed(store, hub):
                     yield
             finally:
                 await deliverer.stop()
@@ -213,11 +235,47 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         *graphiql.routes(),
         *vendor.routes(),
         *debug.routes(),
-        *observability.routes(),
+        *metrics.routes(),
+        *drain.routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=observability.middleware())
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=_middleware())
     app.state.rate_limit = rate_limit(rate)
     return app
+
+
+def _middleware() -> list[Middleware]:
+    """The request id and log line outermost, then the refusal of WebSockets while draining."""
+    access_log = os.environ.get(ACCESS_LOG) == "1"
+    return [
+        *tracing.asgi_middleware(),
+        Middleware(RequestLog, access_log=access_log),
+        Middleware(drain.RefuseWhileDraining),
+    ]
+
+
+@asynccontextmanager
+async def _observed(store: Store, hub: Hub) -> AsyncIterator[None]:
+    """Beside the app while it serves: the hub lag figure, SQL spans, and draining on SIGTERM
+    (every WebSocket closed once the hub has handed out what it read)."""
+    watcher = asyncio.create_task(metrics.watch_hub(hub), name="prickle-hub-lag")
+
+    def settled() -> bool:
+        return hub.head >= hub.committed and all(s.queue.empty() for s in hub.subscribers)
+
+    async def close_all() -> None:
+        await close_every_connection(store, "the server is restarting; resume from your cursor")
+
+    undo_drain = drain.draining.install(close_all, settled)
+    tracing.instrument_engine(store.statements_engine)
+    try:
+        yield
+    finally:
+        undo_drain()
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        metrics.process_ended()
+        tracing.shutdown()
 
 
 async def healthz(request: Request) -> JSONResponse:

@@ -1,8 +1,12 @@
-"""The protocol core imports no web framework and no ORM; the API reads through the service."""
+"""The protocol core imports no web framework and no ORM, nor anything else of the server.
+
+Which room of app/ may import which (the API nothing of storage, among others) is
+tests/test_layers.py's, from the table in docs/architecture.md; this test loads the domain
+for real, to see every library it brings with it.
+"""
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -47,23 +51,3 @@ def test_importing_every_domain_module_loads_no_web_framework_or_orm() -> None:
         n for n in probe["loaded"] if n.startswith("app.") and not n.startswith("app.domain")
     }
     assert not outside, sorted(outside)
-
-
-def _imported(path: Path) -> set[str]:
-    """Every module a file names in an import statement, at any depth of its code."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
-
-
-def test_the_api_and_the_web_app_import_nothing_from_storage() -> None:
-    files = [*sorted((ROOT / "app/api").rglob("*.py")), ROOT / "app/main.py"]
-    assert len(files) > 10
-    for path in files:
-        storage = {n for n in _imported(path) if n == "app.storage" or n.startswith("app.storage.")}
-        assert not storage, (path.relative_to(ROOT), sorted(storage))

@@ -197,3 +197,29 @@ async def test_the_events_keep_their_seqs_through_0009_and_later_ones_follow_the
                 assert last.scalar_one() == after[-1]["seq"]
     finally:
         await store.close()
+
+
+async def tables(store: Store) -> list[str]:
+    async with store.engine.connect() as conn:
+        return await conn.run_sync(lambda sync: inspect(sync).get_table_names())
+
+
+async def test_0010_drops_the_counter_and_its_downgrade_puts_it_back_at_the_newest_seq(
+    database_url: str,
+) -> None:
+    store = Store(database_url)
+    try:
+        await upgrade(store.engine)
+        await setup(store)
+        task = await give(store)
+        await call(store, "accept_task", BOB, task.id)
+        newest = (await snapshot(store, task.id))["events"][-1]["seq"]
+        assert "event_counter" not in await tables(store)
+        await downgrade(store.engine, "0009")
+        async with store.engine.connect() as conn:
+            rows = await conn.exec_driver_sql("SELECT id, last_seq FROM event_counter")
+            assert [tuple(r) for r in rows] == [(1, newest)]
+        await upgrade(store.engine)
+        assert "event_counter" not in await tables(store)
+    finally:
+        await store.close()

@@ -22,7 +22,7 @@ from server import postgres_only
 from app import service
 from app.domain.principals import person
 from app.events import announcer as announcer_module
-from app.events import hub as hub_module
+from app.events import listener as listener_module
 from app.events.hub import Hub
 from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
@@ -77,20 +77,22 @@ async def test_a_commit_in_another_process_wakes_the_hub_at_once(stores) -> None
 async def test_a_dropped_listen_connection_is_logged_caught_up_and_reopened(
     stores, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(hub_module, "LISTEN_RETRY_SECONDS", (0.2, 1.0))
+    monkeypatch.setattr(listener_module, "RETRY_SECONDS", (0.2, 1.0))
     here, there = stores
     hub = Hub(here, poll_seconds=60)
     await hub.start()
-    caplog.set_level(logging.WARNING, logger="app.events.hub")
+    caplog.set_level(logging.WARNING, logger="app.events.listener")
     try:
-        first = hub._listener
+        assert hub.listener is not None
+        first = hub.listener.connection
         async with there.read() as tx:
             await tx.conn.exec_driver_sql(
                 f"SELECT pg_terminate_backend({first.get_server_pid()})"  # type: ignore[union-attr]
             )
         # committed while nobody listens: the reconnection wakes the hub, which reads it
         assert await _until_head(hub, await _handoff(there), timeout=5) < 5
-        assert hub._listener is not first and not hub._listener.is_closed()  # type: ignore[union-attr]
+        again = hub.listener.connection
+        assert again is not first and again is not None and not again.is_closed()
         # and the new connection listens
         assert await _until_head(hub, await _handoff(there), timeout=2) < 1
     finally:

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_protocol import shared_file
 
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
 
-SHARED = Path("/work/shared/protocol/transitions.json")
+SHARED = "transitions.json"  # the shared protocol's (tests/shared_protocol.py finds it)
 
 
 def raw() -> dict:
@@ -71,9 +72,9 @@ def without_rules(raw: dict) -> dict:
     return {**{k: v for k, v in raw.items() if k != "actions"}, "moves": moves}
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="the shared protocol folder is not present")
 def test_the_project_copy_of_the_table_is_the_shared_protocol_with_rules_added() -> None:
-    assert without_rules(load_json("transitions.json")) == json.loads(SHARED.read_text())
+    shared = json.loads(shared_file(SHARED).read_text())
+    assert without_rules(load_json("transitions.json")) == shared
 
 
 def test_the_committed_table_parses() -> None:
@@ -188,10 +189,9 @@ def test_the_creating_verbs_are_the_servers_moves_out_of_requested() -> None:
 
 
 def test_the_shared_protocol_alone_has_no_rules_and_is_refused() -> None:
-    if not SHARED.exists():
-        pytest.skip("the shared protocol folder is not present")
+    shared = shared_file(SHARED)
     with pytest.raises(TableError, match="move requested->routed: handoff has no rule"):
-        load(SHARED)
+        load(shared)
 
 
 def test_parse_refuses_a_verb_of_a_move_without_a_rule() -> None:

@@ -121,6 +121,12 @@ def shape(error: GraphQLError) -> None:
     error.extensions = extensions(original)
 
 
+def graphql_code(error: GraphQLError) -> str:
+    """The code `error` is answered with (shaping it first: the schema may not have yet)."""
+    shape(error)
+    return str((error.extensions or {}).get("code", INTERNAL))
+
+
 def _client_error(error: GraphQLError) -> BaseException | None:
     """The refusal `error` stands for, or None when it is a fault."""
     original = error.original_error

@@ -5,11 +5,14 @@ Every Mutation field spends one of its caller's tokens before its resolver runs
 `build_schema(fast)` wires in the fast paths (app/api/fast) or leaves execution to
 Strawberry; `schema` is the one `PRICKLE_FAST_PATHS` and the compat check ask for.
 `prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
+
+What observes the requests (metrics, the log line, traces) is not the API's: app/main.py
+builds the app's schema with it (`build(extensions=...)`). `schema` here has none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphql import GraphQLError
@@ -37,8 +40,6 @@ from app.api.mutations import Mutation
 from app.api.queries import Query
 from app.api.reading import OneReadTransaction
 from app.api.subscriptions import Subscription
-from app.observability.graphql import Observed
-from app.observability.tracing import schema_extensions
 
 MAX_DEPTH = 12
 MAX_TOKENS = 4000
@@ -96,9 +97,12 @@ class PrickleSchema(Schema):
             errors.shape(error)
 
 
-def build_schema(fast: bool) -> PrickleSchema:
-    """The schema; with `fast`, its fast paths wired in: the compiled executor (compiled
-    pages and mutations, shared subscription results) and inputs built by plan."""
+def build_schema(
+    fast: bool, extensions: Sequence[Callable[[], SchemaExtension]] = ()
+) -> PrickleSchema:
+    """The schema, with `extensions` after its own (they see each request as answered); with
+    `fast`, its fast paths wired in: the compiled executor (compiled pages and mutations,
+    shared subscription results) and inputs built by plan."""
     fast_inputs.wire(fast)
     built = PrickleSchema(
         query=Query,
@@ -106,27 +110,24 @@ def build_schema(fast: bool) -> PrickleSchema:
         subscription=Subscription,
         config=StrawberryConfig(auto_camel_case=False),
         execution_context_class=CompilingExecutor if fast else None,
-        extensions=_extensions(),
+        extensions=[
+            shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
+            shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
+            shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
+            # Clients send the same few documents: parse and validate each once (bounded
+            # LRU; the parse options, so the token limit, and the validation rules are in
+            # the keys).
+            shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
+            shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
+            OneReadTransaction,  # a query's reads in one transaction
+            *extensions,
+        ],
     )
     built.fast = fast
     return built
 
 
-def _extensions() -> list[Any]:
-    return [
-        shared(QueryDepthLimiter(max_depth=MAX_DEPTH)),
-        shared(MaxTokensLimiter(max_token_count=MAX_TOKENS)),
-        shared(MaxAliasesLimiter(max_alias_count=MAX_ALIASES)),
-        # Clients send the same few documents: parse and validate each once (bounded LRU;
-        # the parse options, so the token limit, and the validation rules are in the keys).
-        shared(ParserCache(maxsize=CACHED_DOCUMENTS)),
-        shared(ValidationCache(maxsize=CACHED_DOCUMENTS)),
-        OneReadTransaction,  # a query's reads in one transaction
-        Observed,  # metrics and the request's log line (app/observability)
-        *schema_extensions(),  # OpenTelemetry, when the OTEL_* variables turn traces on
-    ]
-
-
+# `prickle schema`, and whoever executes documents without the app
 schema = build_schema(fast_paths.enabled())
 
 

@@ -9,15 +9,6 @@ from app.domain.table import SYSTEM, table
 from app.domain.task import Task
 
 
-def allowed_here(task: Task, verb: str) -> bool:
-    """Whether the table's rules (narrowed by waiting_on) let a caller use `verb` on the task now.
-
-    The server's own moves (the gate, the result policy) are no caller's to make.
-    """
-    actor = actor_for(verb, task)
-    return actor is not None and actor != SYSTEM
-
-
 def check(task: Task, verb: str, principal: Principal | None) -> None:
     """Raise InvalidState when the verb can't act now, Forbidden when the principal can't."""
     actor = actor_for(verb, task)

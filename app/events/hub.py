@@ -1,8 +1,8 @@
 """The hub: tails the event log in seq order and hands each event to matching subscribers.
 
 Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
-wakes it for commits made by other processes (which their hubs announce: `Announcer`,
-app/events/announcer.py); a slow poll covers anything missed. The hub
+(app/events/listener.py) wakes it for commits made by other processes (which their hubs
+announce: `Announcer`, app/events/announcer.py); a slow poll covers anything missed. The hub
 never skips a seq: it reads the log itself, only up to the bound below which nothing can
 still commit (app/storage/repositories/events.py; docs/events.md).
 
@@ -20,11 +20,11 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from app.domain.errors import PrickleError
 from app.domain.events import Event
 from app.events.announcer import Announcer
+from app.events.listener import Listener
 from app.events.members import Memberships
 from app.storage.repositories.events import NOTIFY_CHANNEL
 from app.storage.repositories.projects import MEMBERS_CHANNEL
@@ -32,14 +32,9 @@ from app.storage.repositories.tokens import TOKENS_CHANNEL
 from app.storage.store import Store
 from app.waiting import woken
 
-if TYPE_CHECKING:
-    import asyncpg
-
 log = logging.getLogger(__name__)
 
 BATCH = 1000
-LISTEN_CHECK_SECONDS = 5.0  # how often an idle LISTEN connection is asked SELECT 1
-LISTEN_RETRY_SECONDS = (0.5, 10.0)  # reconnect delay: first, and the most it backs off to
 
 
 class FellBehind(PrickleError):
@@ -107,9 +102,7 @@ class Hub:
         self.subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._listening: asyncio.Task[None] | None = None
-        self._listener: asyncpg.Connection[asyncpg.Record] | None = None
-        self._lost = asyncio.Event()
+        self.listener: Listener | None = None  # PostgreSQL: other processes' commits
         self.revocation_listeners: list[Callable[[frozenset[str] | None], None]] = []
         self.wake_listeners: list[Callable[[int], None]] = []  # told of each commit it hears of
         self._revocations: asyncio.Task[None] | None = None
@@ -124,8 +117,8 @@ class Hub:
         self.store.commit_listeners.append(self.wake)
         self.store.member_listeners.append(self.memberships.changed)
         if not self.store.sqlite:
-            await self._listen()
-            self._listening = asyncio.create_task(self._keep_listening(), name="prickle-listen")
+            self.listener = self._listener()
+            await self.listener.start()
             self.announcer.start()
         else:
             self._revocations = asyncio.create_task(
@@ -140,14 +133,13 @@ class Hub:
             self.store.commit_listeners.remove(self.wake)
         with contextlib.suppress(ValueError):
             self.store.member_listeners.remove(self.memberships.changed)
-        for task in (self._listening, self._revocations, self._task):
+        for task in (self._revocations, self._task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        if self._listener is not None:
-            with contextlib.suppress(Exception):
-                await self._listener.close()
+        if self.listener is not None:
+            await self.listener.stop()
         for sub in list(self.subscribers):
             sub.close()
         self.subscribers.clear()
@@ -228,19 +220,27 @@ class Hub:
         if not self.subscribers:  # one may have come meanwhile: then its events are read
             self.head = max(self.head, self.committed)
 
-    async def _listen(self) -> None:
-        """LISTEN on a dedicated connection: other processes' commits wake this hub."""
-        import asyncpg
-
+    def _listener(self) -> Listener:
+        """The LISTEN connection's: commits, revoked tokens and membership changes of other
+        processes. Whatever it may have missed while away is asked for again."""
         url = self.store.engine.url.set(drivername="postgresql")
-        self._lost.clear()
-        listener = await asyncpg.connect(url.render_as_string(hide_password=False), timeout=10)
-        listener.add_termination_listener(lambda *_: self._lost.set())
-        await listener.add_listener(NOTIFY_CHANNEL, self._notified)
-        await listener.add_listener(TOKENS_CHANNEL, self._tokens_notified)
-        await listener.add_listener(MEMBERS_CHANNEL, self.memberships.notified)
-        self.memberships.changed()  # a change may have gone unheard while not listening
-        self._listener = listener
+        channels = {
+            NOTIFY_CHANNEL: self._notified,
+            TOKENS_CHANNEL: self._tokens_notified,
+            MEMBERS_CHANNEL: self.memberships.notified,
+        }
+        return Listener(
+            url.render_as_string(hide_password=False),
+            channels,
+            opened=self.memberships.changed,  # a change may have gone unheard meanwhile
+            reopened=self._heard_again,
+        )
+
+    def _heard_again(self) -> None:
+        """After a reconnection: commits and revocations announced meanwhile were not heard
+        (the poll read the commits; the hub asks the log again)."""
+        self.wake()
+        self._revoked(None)
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
         self.wake(int(payload) if isinstance(payload, str) and payload.isdigit() else 0)
@@ -272,40 +272,3 @@ class Hub:
             except Exception:  # the database may be briefly away; the next poll retries
                 log.exception("reading the revocation count failed")
             await asyncio.sleep(self.poll_seconds)
-
-    async def _keep_listening(self) -> None:
-        """Watch the LISTEN connection; when it drops, reconnect with backoff. Commits made
-        meanwhile are not lost: the poll reads them, and each reconnection wakes the hub."""
-        while True:
-            await self._until_lost()
-            log.warning("the LISTEN connection was lost; reconnecting (polling meanwhile)")
-            with contextlib.suppress(Exception):
-                if self._listener is not None:
-                    self._listener.terminate()
-            delay, most = LISTEN_RETRY_SECONDS
-            while True:
-                await asyncio.sleep(delay)
-                try:
-                    await self._listen()
-                    break
-                except Exception as error:
-                    log.warning("LISTEN reconnection failed (%s); retrying in %.1fs", error, delay)
-                    delay = min(delay * 2, most)
-            log.warning("the LISTEN connection is back")
-            self.wake()
-            self._revoked(None)  # revocations announced meanwhile were not heard
-
-    async def _until_lost(self) -> None:
-        """Return once the connection has closed, or fails to answer a periodic SELECT 1
-        (a connection cut without a FIN would otherwise look alive forever)."""
-        while not self._lost.is_set():
-            if await woken(self._lost, LISTEN_CHECK_SECONDS):
-                return
-            if self._listener is None:
-                return
-            try:
-                await asyncio.wait_for(self._listener.fetchval("SELECT 1"), LISTEN_CHECK_SECONDS)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                return

@@ -1,11 +1,16 @@
 """The schema extension that tells the request's log line and the metrics what was done:
-the principal, the operation (its root fields), the error code, the time it took."""
+the principal, the operation (its root fields), the error code, the time it took.
+
+Which code an error is answered with is the API's to say (app/api/errors.py): app/main.py
+hands its coder over (`observing(errors.graphql_code)`), and this package imports nothing
+of the API.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from graphql import FieldNode, GraphQLError, OperationDefinitionNode
 from graphql.language import OperationType as CoreOperationType
@@ -13,7 +18,6 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from app.api import errors
 from app.observability import metrics
 from app.observability.context import current
 
@@ -22,11 +26,22 @@ log = logging.getLogger(__name__)
 OK = "ok"
 UNKNOWN = "unknown"
 
+Coder = Callable[[GraphQLError], str]  # the code a client is answered with for this error
+
+
+def observing(code: Coder) -> Callable[[], SchemaExtension]:
+    """The extension of each request, naming each error by `code`."""
+    return lambda: Observed(code)
+
 
 class Observed(SchemaExtension):
     """Counts and times each query and mutation, and each open subscription."""
 
     _subscribed = False
+
+    def __init__(self, code: Coder) -> None:
+        super().__init__()
+        self._code = code
 
     def on_operation(self) -> Iterator[None]:
         """The whole request; for a subscription, as long as it streams."""
@@ -56,12 +71,12 @@ class Observed(SchemaExtension):
         selected = _known(context, _selected(context))
         fields = [name for _, name in selected]
         operation = ",".join(sorted(set(fields))) or UNKNOWN
-        code = _code(found[0]) if found else OK
+        code = self._code(found[0]) if found else OK
         metrics.REQUESTS.labels(kind, operation, code).inc()
         metrics.DURATION.labels(kind, operation).observe(seconds)
         if kind == "mutation":
             for key, name in selected:
-                metrics.MUTATIONS.labels(name, _field_code(key, found)).inc()
+                metrics.MUTATIONS.labels(name, self._field_code(key, found)).inc()
         self._note(fields, code)
 
     def _note(self, fields: list[str], code: str | None) -> None:
@@ -73,6 +88,12 @@ class Observed(SchemaExtension):
             handled.principal = principal.id
         handled.operation = self.execution_context.operation_name or ",".join(fields) or None
         handled.code = code
+
+    def _field_code(self, key: str, found: list[GraphQLError]) -> str:
+        for error in found:
+            if error.path and error.path[0] == key:
+                return self._code(error)
+        return OK
 
 
 def _kind(context: ExecutionContext) -> str:
@@ -115,15 +136,3 @@ def _known(context: ExecutionContext, selected: list[tuple[str, str]]) -> list[t
     if root is None:
         return []
     return [(key, name) for key, name in selected if name in root.fields]
-
-
-def _field_code(key: str, found: list[GraphQLError]) -> str:
-    for error in found:
-        if error.path and error.path[0] == key:
-            return _code(error)
-    return OK
-
-
-def _code(error: GraphQLError) -> str:
-    errors.shape(error)  # idempotent: the schema may not have shaped it yet
-    return str((error.extensions or {}).get("code", errors.INTERNAL))

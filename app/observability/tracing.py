@@ -7,7 +7,9 @@ Then the ASGI app, Strawberry (a span per operation and resolver, without argume
 and SQLAlchemy are traced, and each move made through a verb has a `prickle.move` span with
 `prickle.task_id`, `prickle.verb`, `prickle.from_state` and `prickle.to_state`.
 
-When they are off nothing of OpenTelemetry is imported and `span` is a no-op.
+Whether they are on, and the span helper the service uses, are app/spans.py's (a leaf any
+layer may import); this module installs the tracer and instruments the app, as app/main.py
+asks. When traces are off nothing of OpenTelemetry is imported.
 Needs the `otel` extra (`pip install 'prickle[otel]'`); `otlp` also needs an exporter package
 (opentelemetry-exporter-otlp).
 """
@@ -18,49 +20,12 @@ import contextlib
 import importlib
 import logging
 import os
-from collections.abc import Iterator
 from functools import cache
-from typing import Any, Protocol
+from typing import Any
+
+from app.spans import enabled
 
 log = logging.getLogger(__name__)
-
-
-class Span(Protocol):
-    def set_attribute(self, key: str, value: Any) -> None: ...
-
-
-class _NoSpan:
-    def set_attribute(self, key: str, value: Any) -> None:
-        return None
-
-
-_NO_SPAN = _NoSpan()
-
-
-@cache
-def enabled() -> bool:
-    """Whether the OTEL_* variables ask for traces (read once per process)."""
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    exporters = os.environ.get("OTEL_TRACES_EXPORTER")
-    if exporters is not None:
-        return exporters.strip().lower() not in ("", "none")
-    return any(
-        os.environ.get(name)
-        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
-
-
-@contextlib.contextmanager
-def span(name: str, **attributes: str) -> Iterator[Span]:
-    """A span of this process's tracer while traces are on; a no-op otherwise."""
-    if not enabled():
-        yield _NO_SPAN
-        return
-    from opentelemetry import trace
-
-    with trace.get_tracer("prickle").start_as_current_span(name, attributes=attributes) as s:
-        yield s
 
 
 @cache

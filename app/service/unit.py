@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from app import spans
 from app.domain import moves, shapes
 from app.domain.clock import now, rfc3339
 from app.domain.errors import ChangedConcurrently, Conflict, NotFound
@@ -13,7 +14,6 @@ from app.domain.principals import Principal
 from app.domain.table import table
 from app.domain.task import Task
 from app.domain.visibility import sees
-from app.observability import tracing
 from app.storage.store import Store
 from app.storage.tx import Tx
 
@@ -94,13 +94,13 @@ async def run_verb(
     result_rules: bool = False,
 ) -> Task:
     """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
-    are on (app/observability/tracing.py). `alone`: `act` makes no statement, so the move
+    are on (app/spans.py). `alone`: `act` makes no statement, so the move
     may be tried first as its one guarded write (`_move_alone`). `result_rules`: `act` reads
     the requester's owner's result rules, read with the task."""
     opening = _Opening(actor, task_id, verb, expected_version, result_rules)
-    if not tracing.enabled():
+    if not spans.enabled():
         return await _run_verb(store, opening, act, alone)
-    with tracing.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
+    with spans.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
 
         async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
             s.set_attribute("prickle.from_state", task.state)

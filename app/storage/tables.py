@@ -101,16 +101,6 @@ class EventRow(SQLModel, table=True):
     wait_agent: str | None = Field(default=None, max_length=79)
 
 
-class EventCounterRow(SQLModel, table=True):
-    """One row, once the last event seq (no longer used: PostgreSQL draws seqs from a
-    sequence since migration 0007, SQLite numbers them after the newest since 0009)."""
-
-    __tablename__ = "event_counter"
-
-    id: int = Field(primary_key=True)
-    last_seq: int = Field(sa_column=Column(BigInteger, nullable=False, default=0))
-
-
 class CheckpointRow(SQLModel, table=True):
     __tablename__ = "checkpoints"
     __table_args__ = (Index("ix_checkpoints_task", "task_id", "id"),)

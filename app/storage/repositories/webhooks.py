@@ -42,10 +42,6 @@ def _moment(text: str | None) -> datetime | None:
     return None if text is None else parse_rfc3339(text)
 
 
-def _stamp(moment: datetime | None) -> str | None:
-    return None if moment is None else rfc3339(moment)
-
-
 def webhook_from_row(row: Any) -> Webhook:
     m = row._mapping
     kinds = m["kinds"]
