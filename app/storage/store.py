@@ -30,8 +30,7 @@ from app.storage.engine import (
     is_sqlite_file,
 )
 from app.storage.fast.paths import FastPaths
-from app.storage.repositories.base import TxConnection
-from app.storage.repositories.events import Horizon
+from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.tx import Tx
 
 

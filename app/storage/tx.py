@@ -18,9 +18,9 @@ from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.storage.fast.driver import OnDriver
 from app.storage.repositories.approvals import Approvals
-from app.storage.repositories.base import TxConnection
+from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.repositories.erasures import Erasures
-from app.storage.repositories.events import Events, Horizon
+from app.storage.repositories.events import Events
 from app.storage.repositories.principals import Principals
 from app.storage.repositories.projects import Projects
 from app.storage.repositories.records import Checkpoints, Results

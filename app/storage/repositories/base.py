@@ -7,6 +7,8 @@ A repository knows its transaction only as `UnitOfWork`, what it uses of one; `T
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Insert, Table, insert
@@ -16,12 +18,40 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from app.storage.fast.direct import direct
 
 if TYPE_CHECKING:
-    from app.domain.gate import GateRule
-    from app.domain.policy import ResultRule
-    from app.storage.repositories.events import Horizon
-    from app.storage.repositories.projects import Projects
-    from app.storage.repositories.rules import Rules
-    from app.storage.repositories.tasks import Tasks
+    from app.domain.task import Task
+
+
+@dataclass
+class Horizon:
+    """The highest safe bound this process has proven (PostgreSQL); it only grows."""
+
+    safe: int = 0
+
+    def proven(self, bound: int) -> int:
+        self.safe = max(self.safe, bound)
+        return self.safe
+
+
+class TaskWrites(Protocol):
+    """What another repository writes through `tx.tasks` (app/storage/repositories/tasks.py)."""
+
+    async def update(self, task: Task, old_version: int) -> None: ...
+
+    async def insert(self, task: Task, created_by: str) -> None: ...
+
+    def changes(self, task: Task) -> dict[str, Any]: ...
+
+
+class ReadAhead(Protocol):
+    """Rules read by another repository's statement (app/storage/repositories/rules.py)."""
+
+    def known_in(self, owner: str, rows: Sequence[Any]) -> None: ...
+
+
+class ProjectsReadAhead(Protocol):
+    """Whether a project exists, read by another repository's statement."""
+
+    def known(self, project: str, founded: bool) -> None: ...
 
 
 class TxConnection(Protocol):
@@ -52,16 +82,16 @@ class UnitOfWork(Protocol):
     def take_riders(self) -> list[tuple[Table, dict[str, Any]]]: ...
 
     @property
-    def tasks(self) -> Tasks: ...
+    def tasks(self) -> TaskWrites: ...
 
     @property
-    def projects(self) -> Projects: ...
+    def projects(self) -> ProjectsReadAhead: ...
 
     @property
-    def gate_rules(self) -> Rules[GateRule]: ...
+    def gate_rules(self) -> ReadAhead: ...
 
     @property
-    def result_rules(self) -> Rules[ResultRule]: ...
+    def result_rules(self) -> ReadAhead: ...
 
 
 class Repository:

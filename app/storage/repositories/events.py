@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -175,17 +174,6 @@ def _cast(table: Table, column: str, param: str) -> str:
     types it there)."""
     kind = table.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
     return f"CAST(:{param} AS {kind})"
-
-
-@dataclass
-class Horizon:
-    """The highest safe bound this process has proven (PostgreSQL); it only grows."""
-
-    safe: int = 0
-
-    def proven(self, bound: int) -> int:
-        self.safe = max(self.safe, bound)
-        return self.safe
 
 
 class Events(Repository):
