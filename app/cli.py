@@ -224,7 +224,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    from app.service import provision_token
+    from app.service.admin import provision_token
     from app.storage.migrate import upgrade
 
     principal = person(args.owner) if args.owner else agent(args.agent)
@@ -240,7 +240,7 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
-    from app.service import revoke_token
+    from app.service.credentials import revoke_token
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> TokenInfo:
@@ -253,7 +253,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 
 def _erase(args: argparse.Namespace) -> int:
-    from app.service import erase_agent, erase_person
+    from app.service.erasure import erase_agent, erase_person
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> Erasure:
