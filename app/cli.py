@@ -135,9 +135,11 @@ def _serve(args: argparse.Namespace) -> int:
     import os
 
     from app.server import serve
+    from app.service.verbs import registry
 
     os.environ[POOL_SIZE_VARIABLE] = str(args.db_pool_size)  # the server and its workers
     table()  # a table that does not load (PRICKLE_TRANSITIONS) stops serve before it starts
+    registry()  # and so does a verb declared (PRICKLE_VERBS) that the table does not name
 
     return serve(
         host=args.host,

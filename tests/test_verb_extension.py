@@ -56,6 +56,14 @@ def env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+def test_a_declared_verb_the_table_does_not_name_stops_the_server(env: dict[str, str]) -> None:
+    del env["PRICKLE_TRANSITIONS"]  # the packaged table: no pause_task
+    done = prickle(env, "serve", "--port", "1")
+    assert done.returncode == 2
+    expected = "prickle: the transition table: declared verbs the table does not name: pause_task"
+    assert expected in done.stderr
+
+
 @pytest.fixture
 def server(start_server: Any, env: dict[str, str]) -> Server:
     served: Server = start_server(env=env)
@@ -76,10 +84,15 @@ def working_task(server: Server) -> tuple[str, dict[str, str]]:
     return task_id, tokens
 
 
+def prickle(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(ROOT / ".venv" / "bin" / "prickle"), *args]
+    environment = {**os.environ, **env}
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
 def test_the_schema_has_the_declared_mutation(env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "schema.graphql"
-    command = [str(ROOT / ".venv" / "bin" / "prickle"), "schema", "--output", str(out)]
-    subprocess.run(command, cwd=ROOT, env={**os.environ, **env}, check=True, capture_output=True)
+    assert prickle(env, "schema", "--output", str(out)).returncode == 0
     assert '  """Pause the run."""\n  pause_task(\n    task_id: ID!\n' in out.read_text()
     assert "    reason: String = null\n" in out.read_text().split("pause_task(", 1)[1]
 
