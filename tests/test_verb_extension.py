@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factory import PACKET
+from factory import BOB, PACKET, TASK_VERBS, planned_task
 from server import ROOT, Server, persons
 
-from app.domain.table import load_json
+from app.domain.table import TableError, load_json
+from app.service.arguments import Args
+from app.service.unit import Moves, Step
+from app.service.verbs import registry
 
 DECLARATION = """
 from app.service import run
@@ -82,6 +85,20 @@ def working_task(server: Server) -> tuple[str, dict[str, str]]:
     for verb in (ACCEPT, START):
         server.data(verb, {"id": task_id}, tokens["bob/coder"])
     return task_id, tokens
+
+
+def test_every_task_verb_of_the_table_is_declared() -> None:
+    assert sorted(verb.name for verb in registry()) == sorted(TASK_VERBS)
+
+
+def test_a_verb_with_several_targets_from_here_moves_only_where_its_act_chooses() -> None:
+    task = planned_task("waiting", "stopped")
+    step = Step(None, task, Moves(BOB), BOB, "resume_run", Args())  # no transaction: only the move
+    with pytest.raises(
+        TableError, match=r"resume_run from waiting goes to \['accepted', 'working'\]"
+    ):
+        step.move()
+    assert step.move("working").to_state == "working"
 
 
 def prickle(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -50,7 +50,7 @@ async def wait(step: Step[WaitOnArgs]) -> None:
 
 
 async def stop(step: Step[Reason]) -> None:
-    """The run stopped by its owner: waiting on `stopped`, to resume where it was."""
+    """The run stopped (stop_run: by its owner): waiting on `stopped`, to resume where it was."""
     resume_to = step.task.state
     step.move(waiting_on="stopped", note=step.args.reason)
     step.task.resume_to = resume_to
