@@ -135,9 +135,11 @@ def _serve(args: argparse.Namespace) -> int:
     import os
 
     from app.server import serve
+    from app.service.verbs import registry
 
     os.environ[POOL_SIZE_VARIABLE] = str(args.db_pool_size)  # the server and its workers
     table()  # a table that does not load (PRICKLE_TRANSITIONS) stops serve before it starts
+    registry()  # and so does a verb declared (PRICKLE_VERBS) that the table does not name
 
     return serve(
         host=args.host,
@@ -224,7 +226,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    from app.service import provision_token
+    from app.service.admin import provision_token
     from app.storage.migrate import upgrade
 
     principal = person(args.owner) if args.owner else agent(args.agent)
@@ -240,7 +242,7 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
-    from app.service import revoke_token
+    from app.service.credentials import revoke_token
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> TokenInfo:
@@ -253,7 +255,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 
 def _erase(args: argparse.Namespace) -> int:
-    from app.service import erase_agent, erase_person
+    from app.service.erasure import erase_agent, erase_person
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> Erasure:

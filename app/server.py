@@ -20,7 +20,7 @@ from app.api.limits import configured_rate
 from app.domain.principals import person
 from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
-from app.service import provision_token
+from app.service.admin import provision_token
 from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
 from app.storage.engine import is_sqlite
 from app.storage.migrate import upgrade

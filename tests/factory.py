@@ -20,13 +20,14 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from sqlalchemy import select
 
-from app import service
 from app.domain.errors import ProtocolError
 from app.domain.events import Event
 from app.domain.principals import Principal, agent, person
 from app.domain.table import table
 from app.domain.task import Task
+from app.service import admin, creation
 from app.service.inputs import GateRuleInput, HandoffInput, ResultInput, ResultRuleInput
+from app.service.verbs import registry
 from app.storage.repositories.approvals import approvals
 from app.storage.repositories.records import checkpoints, results
 from app.storage.repositories.tasks import tasks
@@ -45,6 +46,9 @@ TASK_VERBS = tuple(verb for verb in table().verbs if verb not in table().creatin
 
 FINAL = ("completed", "rejected", "cancelled")
 
+# Every task verb, by name, as declared (app/service/verbs.py).
+VERBS = {verb.name: verb for verb in registry()}
+
 # What the table's rules (narrowed by waiting_on, as the server chose) let callers do at each
 # position: the verbs someone other than the server may use there.
 ALLOWED: dict[tuple[str, str | None], set[str]] = {
@@ -53,18 +57,18 @@ ALLOWED: dict[tuple[str, str | None], set[str]] = {
 
 
 async def register_agents(store: Store) -> None:
-    await service.register_agent(store, ALICE, "planner")
-    await service.register_agent(store, BOB, "coder", [{"kind": "repo", "name": "prickle"}])
+    await admin.register_agent(store, ALICE, "planner")
+    await admin.register_agent(store, BOB, "coder", [{"kind": "repo", "name": "prickle"}])
     helper_offers = [{"kind": "deploy", "name": "prod"}, {"kind": "data", "name": "warehouse"}]
-    await service.register_agent(store, BOB, "helper", helper_offers)
-    await service.register_agent(store, CAROL, "spy")
+    await admin.register_agent(store, BOB, "helper", helper_offers)
+    await admin.register_agent(store, CAROL, "spy")
 
 
 async def setup(store: Store) -> None:
     """The agents, and the standing rules the positions of `drive` need."""
     await register_agents(store)
     alice_allowed = GateRuleInput(effect="allow", requester_owner="alice")
-    await service.set_gate_rule(store, BOB, alice_allowed)
+    await admin.set_gate_rule(store, BOB, alice_allowed)
     for effect, match in [
         ("hold", {"project": "held"}),
         ("hold", {"capability_kind": "data"}),
@@ -73,13 +77,13 @@ async def setup(store: Store) -> None:
     ]:
         priority = 20 if effect == "deny" else 10
         rule = GateRuleInput(effect=effect, priority=priority, **match)
-        await service.set_gate_rule(store, BOB, rule)
+        await admin.set_gate_rule(store, BOB, rule)
     for project, policy in [
         ("review", "require_approval"),
         ("strict", "require_complete_evidence"),
         ("easy", "auto_accept"),
     ]:
-        await service.set_result_rule(store, ALICE, ResultRuleInput(policy=policy, project=project))
+        await admin.set_result_rule(store, ALICE, ResultRuleInput(policy=policy, project=project))
 
 
 def packet(**overrides: Any) -> dict[str, Any]:
@@ -127,7 +131,7 @@ async def give(
     **fields: Any,
 ) -> Task:
     """Hand a task off (the gate runs in the same call)."""
-    return await service.handoff(store, by, handoff_input(project, assignee, **fields))
+    return await creation.handoff(store, by, handoff_input(project, assignee, **fields))
 
 
 def evidence(criteria: list[int] | None = None, **fields: Any) -> dict[str, Any]:
@@ -159,7 +163,7 @@ async def call(store: Store, verb: str, who: Principal, task_id: str, **kw: Any)
         "save_checkpoint": {"checkpoint": dict(CHECKPOINT)},
     }
     args = {**defaults.get(verb, {}), **kw}
-    return await getattr(service, verb)(store, who, task_id, **args)
+    return await VERBS[verb](store, who, task_id, **args)
 
 
 # Positions: (state, waiting_on, resume_to). `drive` builds a fresh task at any of them.

@@ -116,16 +116,16 @@ def run_writers(
 
 async def _write(url: str, owner: str, rounds: int, task_ids: list[str]) -> None:
     """Each task `rounds` times through stop_run then resume_run, all tasks concurrently."""
-    from app import service
     from app.domain.principals import person
+    from app.service import verbs
     from app.storage.store import Store
 
     store = Store(url)
 
     async def cycle(task_id: str) -> None:
         for _ in range(rounds):
-            await service.stop_run(store, person(owner), task_id)
-            await service.resume_run(store, person(owner), task_id)
+            await verbs.stop_run(store, person(owner), task_id)
+            await verbs.resume_run(store, person(owner), task_id)
 
     try:
         await asyncio.gather(*(cycle(t) for t in task_ids))

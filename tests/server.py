@@ -342,7 +342,7 @@ def provisioned(database_url: str, *principals: Any) -> list[str]:
     `prickle token create` calls, run in this process (tests/test_cli.py and
     tests/test_credentials.py run the command itself), in a thread of its own with its own
     event loop, since the test calling it may be running one."""
-    from app.service import provision_token
+    from app.service.admin import provision_token
     from app.storage.store import Store
 
     async def made() -> list[str]:

@@ -20,12 +20,12 @@ from factory import (
     refused,
 )
 
-from app import service
 from app.domain.actors import actor_for, is_actor
 from app.domain.errors import Forbidden, NotFound
 from app.domain.moves import allowed_verbs
 from app.domain.principals import person
 from app.domain.table import table
+from app.service import admin, verbs
 
 pytestmark = pytest.mark.cast
 
@@ -99,25 +99,25 @@ async def test_a_principal_who_cannot_see_the_task_gets_not_found_for_every_verb
 
 async def test_a_project_member_sees_the_task_but_may_not_move_it(store) -> None:
     task = await drive(store, "routed")
-    await service.provision_token(store, person("dave"))
-    await service.add_project_member(store, ALICE, "work", "dave")
+    await admin.provision_token(store, person("dave"))
+    await admin.add_project_member(store, ALICE, "work", "dave")
     await refused(store, task.id, Forbidden, "cancel_task", person("dave"))
     await refused(store, task.id, Forbidden, "accept_task", person("dave"))
 
 
 async def test_only_a_project_administrator_adds_members(store) -> None:
     await give(store)  # alice's agent founds project `work`; alice administers it
-    await service.provision_token(store, person("dave"))
+    await admin.provision_token(store, person("dave"))
     with pytest.raises(Forbidden, match="only the administrators of work add members"):
-        await service.add_project_member(store, BOB, "work", "dave")
-    assert await service.add_project_member(store, ALICE, "work", "dave")
+        await admin.add_project_member(store, BOB, "work", "dave")
+    assert await admin.add_project_member(store, ALICE, "work", "dave")
 
 
 async def test_the_person_who_requested_a_task_is_its_requester_side(store) -> None:
     task = await give(store, by=ALICE)
     assert (task.requester, task.requested_by) == (None, {"kind": "person", "handle": "alice"})
     await refused(store, task.id, NotFound, "cancel_task", PLANNER)  # not a party to it
-    cancelled = await service.cancel_task(store, ALICE, task.id)
+    cancelled = await verbs.cancel_task(store, ALICE, task.id)
     assert cancelled.state == "cancelled"
 
 

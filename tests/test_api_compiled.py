@@ -23,8 +23,8 @@ from sqlalchemy import event
 from test_api_loaders import Counter
 from test_api_read_ahead import VIEWERS, graph  # noqa: F401 (the fixture)
 
-from app import service
 from app.api.fast.compiled import plan_of
+from app.service import admin
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -187,7 +187,7 @@ def test_variables_and_refusals_answer_as_in_general(
 
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
-    token = (await service.provision_token(store, ALICE)).token
+    token = (await admin.provision_token(store, ALICE)).token
     async with in_process(store.url, token) as (app, http):
         await quiet(app)
         counter = Counter()

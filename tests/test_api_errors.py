@@ -13,11 +13,11 @@ from factory import (
 from graphql import GraphQLError
 from server import in_process
 
-from app import service
 from app.api import errors
 from app.domain import errors as domain_errors
 from app.domain.errors import InvalidState, NotFound, PrickleError, ProtocolError
 from app.events.hub import FellBehind
+from app.service import admin, unit, verbs
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -31,10 +31,10 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
     async def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the disk is on fire at /var/secret")
 
-    monkeypatch.setattr(service, "accept_task", broken)
+    monkeypatch.setattr(unit, "run_verb", broken)  # every task verb's transaction
     task = await give(store)
     caplog.set_level(logging.ERROR, logger="app.api")
-    token = (await service.provision_token(store, CODER)).token
+    token = (await admin.provision_token(store, CODER)).token
     async with in_process(store.url, token) as (_app, http):
         response = await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
         still = await http.post("/graphql", json={"query": "{ me { id } }"})
@@ -55,7 +55,7 @@ async def test_an_unexpected_fault_answers_internal_error_and_is_logged(
 
 async def test_invalid_state_carries_the_current_state(store: Store) -> None:
     task = await give(store, project="held")  # the factory's gate holds project "held"
-    token = (await service.provision_token(store, CODER)).token
+    token = (await admin.provision_token(store, CODER)).token
     async with in_process(store.url, token) as (_app, http):
         body = (
             await http.post("/graphql", json={"query": ACCEPT, "variables": {"id": task.id}})
@@ -69,11 +69,11 @@ async def test_invalid_state_carries_the_current_state(store: Store) -> None:
 
 async def test_a_turn_budget_spent_answers_turn_budget_exhausted(store: Store) -> None:
     task = await give(store, turn_budget=0)
-    await service.accept_task(store, CODER, task.id)
+    await verbs.accept_task(store, CODER, task.id)
     save = (
         'mutation($id: ID!) { save_checkpoint(task_id: $id, checkpoint: {progress: "p"}) { id } }'
     )
-    token = (await service.provision_token(store, CODER)).token
+    token = (await admin.provision_token(store, CODER)).token
     async with in_process(store.url, token) as (_app, http):
         body = (
             await http.post("/graphql", json={"query": save, "variables": {"id": task.id}})
@@ -83,7 +83,7 @@ async def test_a_turn_budget_spent_answers_turn_budget_exhausted(store: Store) -
 
 async def test_an_agent_administering_answers_forbidden(store: Store) -> None:
     query = "mutation { set_gate_rule(input: {effect: allow}) { id } }"
-    token = (await service.provision_token(store, PLANNER)).token
+    token = (await admin.provision_token(store, PLANNER)).token
     async with in_process(store.url, token) as (_app, http):
         body = (await http.post("/graphql", json={"query": query})).json()
     assert body["errors"][0]["extensions"] == {"code": "forbidden"}

@@ -22,7 +22,7 @@ from factory import (
 from server import in_process, quiet
 from sqlalchemy import event
 
-from app import service
+from app.service import admin
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -68,7 +68,7 @@ class Counter:
 @pytest.fixture
 async def client(store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     """The app on the test's database, its background work stopped (see `quiet`)."""
-    token = (await service.provision_token(store, ALICE)).token
+    token = (await admin.provision_token(store, ALICE)).token
     async with in_process(store.url, token) as (app, http):
         await quiet(app)
         counter = Counter()

@@ -17,10 +17,10 @@ from factory import (
     give,
 )
 
-from app import service
 from app.domain.reads import TaskFilters
 from app.domain.task import Task
 from app.domain.visibility import sees
+from app.service import admin
 from app.storage import reads
 from app.storage.store import Store
 
@@ -33,7 +33,7 @@ async def _tasks_in_every_kind_of_relation(store: Store) -> list[Task]:
     made = [await drive(store, *position) for position in POSITIONS]
     made.append(await give(store, by=ALICE, project="direct"))  # a person's request: no requester
     made.append(await give(store, project="shared"))
-    await service.add_project_member(store, ALICE, "shared", "carol")  # carol sees "shared"
+    await admin.add_project_member(store, ALICE, "shared", "carol")  # carol sees "shared"
     asked = await drive(store, "working")
     made.append(await call(store, "wait_on", CODER, asked.id, on="agent", agent="carol/spy"))
     made.append(await give(store, by=HELPER, assignee="bob/coder", project="own"))

@@ -23,7 +23,7 @@ import pytest
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
 from server import ONE_PASS, ROOT, Server, module_database, start
 
-from app import service
+from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
@@ -84,8 +84,8 @@ async def seed(url: str) -> Seeded:
             task = await _task(store, f"Task {i}")
             for verb in SPREAD[i % len(SPREAD)]:
                 await call(store, verb, CODER, task.id)
-        alice = (await service.provision_token(store, ALICE)).token
-        bob = (await service.provision_token(store, BOB)).token
+        alice = (await admin.provision_token(store, ALICE)).token
+        bob = (await admin.provision_token(store, BOB)).token
         return Seeded(alice, bob, spares, rich)
     finally:
         await store.close()

@@ -22,7 +22,7 @@ from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
 from server import ONE_PASS, Server, module_database, start
 from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
 
-from app import service
+from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
@@ -69,7 +69,7 @@ async def seed(url: str) -> Cast:
             checkpoint = {"progress": f"step {i} done"}
             await call(store, "save_checkpoint", CODER, long.id, checkpoint=checkpoint)
         tasks["long"] = long.id
-        tokens = [(await service.provision_token(store, p)).token for p in (ALICE, BOB, CAROL)]
+        tokens = [(await admin.provision_token(store, p)).token for p in (ALICE, BOB, CAROL)]
         return Cast(*tokens, tasks=tasks)
     finally:
         await store.close()

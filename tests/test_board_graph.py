@@ -18,7 +18,7 @@ from factory import BOB, CODER, HELPER, call, give, packet, setup
 from server import ONE_PASS, Server, module_database, start
 from test_board import ARTIFACTS, browser, needs_chromium, page, wait_until
 
-from app import service
+from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
@@ -67,7 +67,7 @@ async def _seed(url: str) -> Family:
             "Probe the database", **coder, packet=packet(depends_on=[ids["test"]])
         )
         ids["deploy"] = await task("Deploy it", packet=packet(depends_on=[ids["top"]]))
-        bob = (await service.provision_token(store, BOB)).token
+        bob = (await admin.provision_token(store, BOB)).token
         edges = {
             ("parent", "top", "handler"),
             ("parent", "top", "docs"),

@@ -17,9 +17,9 @@ from factory import (
 )
 from sqlalchemy import select
 
-from app import service
 from app.domain.clock import sha256_of
 from app.domain.errors import InvalidInput, TurnBudgetExhausted
+from app.service import verbs
 from app.storage.repositories.records import checkpoints
 
 pytestmark = pytest.mark.cast
@@ -52,7 +52,7 @@ async def test_a_checkpoint_replaces_latest_checkpoint_without_moving_the_task(
     store, position
 ) -> None:
     task = await drive(store, *position)
-    saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    saved = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     assert (saved.state, saved.waiting_on, saved.version) == (
         task.state,
         task.waiting_on,
@@ -79,8 +79,8 @@ async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonic
     store,
 ) -> None:
     task = await drive(store, "working")
-    await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
-    latest = await service.save_checkpoint(store, CODER, task.id, {"progress": "documented it"})
+    await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    latest = await verbs.save_checkpoint(store, CODER, task.id, {"progress": "documented it"})
     rows = await stored_checkpoints(store, task.id)
     assert len(rows) == 2 and len({r.id for r in rows}) == 2
     for row in rows:
@@ -90,9 +90,7 @@ async def test_every_checkpoint_is_kept_with_an_id_and_the_sha256_of_its_canonic
 
 async def test_hand_back_with_a_checkpoint_marks_it_handed_back(store) -> None:
     task = await drive(store, "working")
-    back = await service.hand_back(
-        store, CODER, task.id, reason="stuck", checkpoint=dict(CHECKPOINT)
-    )
+    back = await verbs.hand_back(store, CODER, task.id, reason="stuck", checkpoint=dict(CHECKPOINT))
     assert back.state == "returned"
     assert back.latest_checkpoint == FILLED
     assert back.latest_checkpoint_by["handed_back"] is True
@@ -104,30 +102,30 @@ async def test_each_checkpoint_spends_one_turn_and_at_zero_save_checkpoint_is_re
     store,
 ) -> None:
     task = await give(store, turn_budget=2)
-    await service.accept_task(store, CODER, task.id)
+    await verbs.accept_task(store, CODER, task.id)
     budgets = [
-        (await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))).turn_budget
+        (await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))).turn_budget
         for _ in range(2)
     ]
     assert budgets == [1, 0]
     error = await refused(store, task.id, TurnBudgetExhausted, "save_checkpoint", CODER)
     assert error.code == "turn_budget_exhausted"
-    done = await service.return_result(store, CODER, task.id, result())
+    done = await verbs.return_result(store, CODER, task.id, result())
     assert done.state == "completed"
 
 
 async def test_an_exhausted_budget_still_lets_the_assignee_hand_back(store) -> None:
     task = await give(store, turn_budget=0)
-    await service.accept_task(store, CODER, task.id)
+    await verbs.accept_task(store, CODER, task.id)
     await refused(store, task.id, TurnBudgetExhausted, "save_checkpoint", CODER)
-    back = await service.hand_back(store, CODER, task.id, checkpoint=dict(CHECKPOINT))
+    back = await verbs.hand_back(store, CODER, task.id, checkpoint=dict(CHECKPOINT))
     assert (back.state, back.turn_budget) == ("returned", 0)
 
 
 async def test_a_task_without_a_turn_budget_checkpoints_without_limit(store) -> None:
     task = await drive(store, "working")
     for _ in range(3):
-        task = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+        task = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     assert task.turn_budget is None
 
 

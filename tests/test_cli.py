@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.domain.principals import Principal
-from app.service import authenticate
+from app.service.auth import authenticate
 from app.storage.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,8 @@ from factory import (
     snapshot,
 )
 
-from app import service
 from app.domain.errors import Conflict, InvalidState, ProtocolError, TurnBudgetExhausted
+from app.service import admin, verbs
 from app.service.inputs import GateRuleInput
 
 
@@ -39,7 +39,7 @@ def kinds(results: list) -> Counter:
 async def test_of_twenty_concurrent_accepts_exactly_one_wins(store) -> None:
     await setup(store)
     task = await drive(store, "routed")
-    results = await outcomes(service.accept_task(store, CODER, task.id) for _ in range(20))
+    results = await outcomes(verbs.accept_task(store, CODER, task.id) for _ in range(20))
     count = kinds(results)
     assert count["ok"] == 1, count
     assert count["InvalidState"] + count["Conflict"] == 19, count
@@ -58,7 +58,7 @@ async def test_of_two_concurrent_moves_from_the_same_state_one_wins_and_the_othe
     await setup(store)
     task = await drive(store, "routed")
     accepted, denied = await outcomes(
-        [service.accept_task(store, CODER, task.id), service.deny_task(store, BOB, task.id)]
+        [verbs.accept_task(store, CODER, task.id), verbs.deny_task(store, BOB, task.id)]
     )
     ok = [r for r in (accepted, denied) if not isinstance(r, BaseException)]
     assert len(ok) == 1
@@ -70,7 +70,7 @@ async def test_of_two_concurrent_moves_from_the_same_state_one_wins_and_the_othe
 async def test_concurrent_checkpoints_never_overspend_the_turn_budget(store) -> None:
     await setup(store)
     task = await give(store, turn_budget=3)
-    await service.accept_task(store, CODER, task.id)
+    await verbs.accept_task(store, CODER, task.id)
     results = await outcomes(call(store, "save_checkpoint", CODER, task.id) for _ in range(8))
     count = kinds(results)
     assert count["ok"] == 3, count
@@ -99,8 +99,8 @@ async def test_subtasks_ending_together_resume_their_parent_exactly_once(store) 
         await give(store, by=CODER, assignee="bob/helper", parent_task_id=parent.id)
         for _ in range(4)
     ]
-    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
-    await outcomes(service.cancel_task(store, CODER, s.id) for s in subs)
+    await verbs.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await outcomes(verbs.cancel_task(store, CODER, s.id) for s in subs)
     stored = await load(store, parent.id)
     assert (stored.state, stored.waiting_on) == ("working", None)
     resumes = [e for e in await events_of(store, parent.id) if e.kind == "answered"]
@@ -112,7 +112,7 @@ async def test_subtasks_ending_together_resume_their_parent_exactly_once(store) 
 async def test_subtasks_the_gate_rejects_together_are_all_created(store) -> None:
     await setup(store)
     parent = await drive(store, "working")
-    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
+    await admin.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
     made = await outcomes(
         give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id) for _ in range(8)
     )

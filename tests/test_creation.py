@@ -16,8 +16,8 @@ from factory import (
     snapshot,
 )
 
-from app import service
 from app.domain.errors import InvalidInput, NotFound
+from app.service import creation, verbs
 from app.service.inputs import RequestCapabilityInput
 
 pytestmark = pytest.mark.cast
@@ -36,7 +36,7 @@ async def test_the_same_idempotency_key_from_the_same_principal_returns_the_firs
 
 async def test_the_first_task_comes_back_even_after_it_moved_on(store) -> None:
     first = await give(store, idempotency_key="k-1")
-    await service.accept_task(store, CODER, first.id)
+    await verbs.accept_task(store, CODER, first.id)
     again = await give(store, idempotency_key="k-1")
     assert (again.id, again.state) == (first.id, "accepted")
 
@@ -56,9 +56,9 @@ async def test_request_capability_is_idempotent_by_key_too(store) -> None:
             idempotency_key="k-2",
         )
 
-    first = await service.request_capability(store, PLANNER, inp())
+    first = await creation.request_capability(store, PLANNER, inp())
     counts = await snapshot(store)
-    assert (await service.request_capability(store, PLANNER, inp())).id == first.id
+    assert (await creation.request_capability(store, PLANNER, inp())).id == first.id
     assert await snapshot(store) == counts
 
 
@@ -113,7 +113,7 @@ async def test_a_handoff_outside_the_schema_is_invalid_input_and_creates_nothing
 ) -> None:
     before = await snapshot(store)
     with pytest.raises(InvalidInput) as raised:
-        await service.handoff(store, PLANNER, handoff_input(**bad))
+        await creation.handoff(store, PLANNER, handoff_input(**bad))
     assert raised.value.code == "invalid_input"
     assert await snapshot(store) == before
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select, text
 
-from app import service
 from app.domain.errors import Unauthenticated
 from app.domain.principals import agent, person
+from app.service import admin, auth, credentials
 from app.service.auth import credential_for, token_digest
 from app.storage.migrate import upgrade
 from app.storage.store import Store
@@ -35,8 +35,8 @@ async def test_tokens_made_before_the_migration_keep_working_and_get_ids(
             for secret in ("prk_one", "prk_two"):
                 await conn.execute(OLD_TOKEN, {"s": token_digest(secret), "at": AT})
         await upgrade(store.engine)
-        assert await service.authenticate(store, "Bearer prk_one") == person("old")
-        listed = await service.tokens(store, person("old"))
+        assert await auth.authenticate(store, "Bearer prk_one") == person("old")
+        listed = await credentials.tokens(store, person("old"))
         assert len({t.id for t in listed}) == 2 and all(len(t.id) == 26 for t in listed)
         assert all(t.revoked_at is None and t.expires_at is None for t in listed)
     finally:
@@ -44,7 +44,7 @@ async def test_tokens_made_before_the_migration_keep_working_and_get_ids(
 
 
 async def test_last_use_is_written_once_a_minute_not_per_request(store: Store) -> None:
-    made = await service.provision_token(store, agent("alice/coder"))
+    made = await admin.provision_token(store, agent("alice/coder"))
     writes: list[str] = []
 
     def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -64,11 +64,11 @@ async def test_last_use_is_written_once_a_minute_not_per_request(store: Store) -
 
 
 async def test_only_the_hash_is_stored_and_a_revoked_token_is_refused(store: Store) -> None:
-    made = await service.provision_token(store, person("alice"))
-    assert await service.authenticate(store, f"Bearer {made.token}") == person("alice")
+    made = await admin.provision_token(store, person("alice"))
+    assert await auth.authenticate(store, f"Bearer {made.token}") == person("alice")
     async with store.read() as tx:
         stored = [tuple(r) for r in await tx.rows(select(TokenRow.__table__))]
     assert made.token not in str(stored)
-    await service.revoke_token(store, person("alice"), made.token_info.id)
+    await credentials.revoke_token(store, person("alice"), made.token_info.id)
     with pytest.raises(Unauthenticated, match="revoked"):
-        await service.authenticate(store, f"Bearer {made.token}")
+        await auth.authenticate(store, f"Bearer {made.token}")

@@ -8,8 +8,8 @@ import pytest
 from factory import ALICE, BOB, CAROL, CODER, PLANNER, call, give, load, packet, snapshot
 from sqlalchemy import select
 
-from app import service
 from app.domain.errors import Conflict, InvalidInput, NotFound
+from app.service import creation, credentials, erasure, schedules
 from app.service.inputs import RequestCapabilityInput
 from app.service.schedules import ScheduleInput
 from app.storage.repositories.records import results
@@ -29,7 +29,7 @@ async def test_every_result_revision_of_a_decided_task_is_marked(store: Store) -
     await call(store, "decide_result", ALICE, task.id, decision="accept")
     kept = await give(store, by=CAROL, assignee="carol/spy")
     untouched = await snapshot(store, kept.id)
-    done = await service.erase_person(store, ALICE, "alice")
+    done = await erasure.erase_person(store, ALICE, "alice")
     assert (done.principal, done.tasks_marked) == ("alice", 1)
     async with store.read() as tx:
         rows = await tx.rows(select(results.c.body).where(results.c.task_id == task.id))
@@ -42,9 +42,9 @@ async def test_every_result_revision_of_a_decided_task_is_marked(store: Store) -
 
 async def test_an_erased_persons_schedules_are_deleted_and_others_kept(store: Store) -> None:
     every = {"project": "work", "packet": packet(), "every_seconds": 3600}
-    await service.create_schedule(store, ALICE, ScheduleInput(assignee="bob/coder", **every))
-    bobs = await service.create_schedule(store, BOB, ScheduleInput(assignee="bob/coder", **every))
-    await service.erase_person(store, None, "alice")
+    await schedules.create_schedule(store, ALICE, ScheduleInput(assignee="bob/coder", **every))
+    bobs = await schedules.create_schedule(store, BOB, ScheduleInput(assignee="bob/coder", **every))
+    await erasure.erase_person(store, None, "alice")
     async with store.read() as tx:
         assert await tx.schedules.of("alice", None) == []
         assert [s.id for s in await tx.schedules.of("bob", None)] == [bobs.id]
@@ -53,23 +53,23 @@ async def test_an_erased_persons_schedules_are_deleted_and_others_kept(store: St
 async def test_a_refused_erasure_changes_no_row(store: Store) -> None:
     task = await give(store, by=PLANNER)
     before = await snapshot(store, task.id)
-    tokens_before = await service.tokens(store, BOB)
+    tokens_before = await credentials.tokens(store, BOB)
     with pytest.raises(Conflict) as refused:
-        await service.erase_person(store, BOB, "bob")
+        await erasure.erase_person(store, BOB, "bob")
     assert task.id in str(refused.value)
     assert await snapshot(store, task.id) == before
-    assert await service.tokens(store, BOB) == tokens_before
+    assert await credentials.tokens(store, BOB) == tokens_before
     async with store.read() as tx:
         assert await tx.erasures.among(["bob", "bob/coder", "bob/helper"]) == set()
 
 
 async def test_an_erased_agent_is_not_scheduled_nor_picked_by_capability(store: Store) -> None:
-    await service.erase_agent(store, BOB, "bob/coder")
+    await erasure.erase_agent(store, BOB, "bob/coder")
     fields = {"project": "work", "packet": packet(), "every_seconds": 3600}
     with pytest.raises(InvalidInput, match="erased"):
-        await service.create_schedule(store, ALICE, ScheduleInput(assignee="bob/coder", **fields))
+        await schedules.create_schedule(store, ALICE, ScheduleInput(assignee="bob/coder", **fields))
     wanted = RequestCapabilityInput(
         project="work", capability={"kind": "repo", "name": "prickle"}, packet=packet()
     )
     with pytest.raises(NotFound):  # bob/coder offered it; nobody else does
-        await service.request_capability(store, PLANNER, wanted)
+        await creation.request_capability(store, PLANNER, wanted)

@@ -7,25 +7,25 @@ import asyncio
 import pytest
 from factory import PACKET
 
-from app import service
 from app.domain.principals import agent, person
 from app.events import stream as stream_module
 from app.events.hub import FellBehind, Hub
 from app.events.stream import Filters, Rows, batches_for, events_for
+from app.service import admin, creation, verbs
 from app.service.inputs import HandoffInput
 from app.storage.event_reads import row_pages
 
 
 async def _people(store):  # type: ignore[no-untyped-def]
-    await service.provision_token(store, person("alice"))
-    await service.register_agent(store, person("alice"), "coder")
-    await service.register_agent(store, person("alice"), "writer")
+    await admin.provision_token(store, person("alice"))
+    await admin.register_agent(store, person("alice"), "coder")
+    await admin.register_agent(store, person("alice"), "writer")
     return person("alice"), agent("alice/coder"), agent("alice/writer")
 
 
 async def _routed(store, requester, project="demo"):  # type: ignore[no-untyped-def]
     inp = HandoffInput(project=project, assignee="alice/writer", packet=dict(PACKET))
-    return await service.handoff(store, requester, inp)
+    return await creation.handoff(store, requester, inp)
 
 
 async def _take(stream, n: int, timeout: float = 10.0):  # type: ignore[no-untyped-def]
@@ -54,8 +54,8 @@ async def test_live_events_arrive_in_order_with_matching_states(store, hub) -> N
     first = asyncio.ensure_future(_take(stream, 4))
     await asyncio.sleep(0.05)
     task = await _routed(store, coder)
-    await service.accept_task(store, writer, task.id)
-    await service.start_task(store, writer, task.id)
+    await verbs.accept_task(store, writer, task.id)
+    await verbs.start_task(store, writer, task.id)
     events = await first
     assert [(e.kind, e.from_state, e.to_state) for e in events] == [
         ("created", None, "requested"),
@@ -72,14 +72,14 @@ async def test_resume_from_a_cursor_replays_exactly_what_came_after(store, hub) 
     task = await _routed(store, coder)
     async with store.read() as tx:
         cursor = await tx.events.last_seq()
-    await service.accept_task(store, writer, task.id)
-    await service.start_task(store, writer, task.id)
-    await service.stop_run(store, alice, task.id)
+    await verbs.accept_task(store, writer, task.id)
+    await verbs.start_task(store, writer, task.id)
+    await verbs.stop_run(store, alice, task.id)
     stream = events_for(hub, store, alice, Filters(task_id=task.id), after=cursor)
     replayed = await _take(stream, 3)
     assert [e.verb for e in replayed] == ["accept_task", "start_task", "stop_run"]
     live = asyncio.ensure_future(_take(stream, 1))
-    await service.resume_run(store, alice, task.id)
+    await verbs.resume_run(store, alice, task.id)
     assert [e.verb for e in await live] == ["resume_run"]
     await stream.aclose()
 
@@ -91,7 +91,7 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     that comes later hears only what happens after it, and a cursor still replays all."""
     alice, coder, writer = await _people(store)
     quiet = await _routed(store, coder)
-    await service.accept_task(store, writer, quiet.id)
+    await verbs.accept_task(store, writer, quiet.id)
     async with store.read() as tx:
         last = await tx.events.last_seq()
     async with asyncio.timeout(5):
@@ -101,7 +101,7 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     live = events_for(hub, store, alice, Filters(), after=None)
     heard = asyncio.ensure_future(_take(live, 1))
     await asyncio.sleep(0.1)
-    await service.start_task(store, writer, quiet.id)
+    await verbs.start_task(store, writer, quiet.id)
     assert [(e.verb, e.seq) for e in await heard] == [("start_task", last + 1)]
     replay = events_for(hub, store, alice, Filters(), after=0)
     assert [e.verb for e in await _take(replay, 4)] == [
@@ -120,7 +120,7 @@ async def test_a_task_subscription_without_cursor_starts_with_a_snapshot(store, 
     stream = events_for(hub, store, alice, Filters(task_id=task.id), after=None)
     got = asyncio.ensure_future(_take(stream, 2))
     await asyncio.sleep(0.1)
-    await service.accept_task(store, writer, task.id)
+    await verbs.accept_task(store, writer, task.id)
     snapshot, moved = await got
     assert (snapshot.kind, snapshot.to_state, snapshot.version) == ("snapshot", "routed", 2)
     assert (moved.kind, moved.to_state) == ("moved", "accepted")
@@ -137,9 +137,9 @@ async def test_concurrent_writers_give_one_gapless_ordered_sequence(store, hub) 
     got = asyncio.ensure_future(_take(stream, 30, timeout=30))
 
     async def drive(task_id: str) -> None:
-        await service.accept_task(store, writer, task_id)
-        await service.start_task(store, writer, task_id)
-        await service.stop_run(store, alice, task_id)
+        await verbs.accept_task(store, writer, task_id)
+        await verbs.start_task(store, writer, task_id)
+        await verbs.stop_run(store, alice, task_id)
 
     await asyncio.gather(*(drive(t.id) for t in tasks))
     events = await got
@@ -152,12 +152,12 @@ async def test_concurrent_writers_give_one_gapless_ordered_sequence(store, hub) 
 
 async def test_a_subscriber_never_sees_tasks_it_cannot_see(store, hub) -> None:
     alice, coder, writer = await _people(store)
-    await service.provision_token(store, person("mallory"))
-    await service.register_agent(store, person("mallory"), "spy")
+    await admin.provision_token(store, person("mallory"))
+    await admin.register_agent(store, person("mallory"), "spy")
     spy_stream = events_for(hub, store, agent("mallory/spy"), Filters(), after=0)
     owner_stream = events_for(hub, store, alice, Filters(), after=0)
     task = await _routed(store, coder)
-    await service.accept_task(store, writer, task.id)
+    await verbs.accept_task(store, writer, task.id)
     seen = await _take(owner_stream, 3)
     assert {e.task_id for e in seen} == {task.id}
     with pytest.raises(TimeoutError):
@@ -211,19 +211,19 @@ async def test_a_replay_of_rows_holds_exactly_the_events_of_a_replay_of_events(
     monkeypatch.setattr(stream_module, "REPLAY_BATCH", 4)
     monkeypatch.setattr(stream_module, "MAX_WINDOW", 16)
     alice, coder, writer = await _people(store)
-    await service.provision_token(store, person("mallory"))
-    await service.register_agent(store, person("mallory"), "spy")
-    await service.register_agent(store, person("mallory"), "worker")
+    await admin.provision_token(store, person("mallory"))
+    await admin.register_agent(store, person("mallory"), "spy")
+    await admin.register_agent(store, person("mallory"), "worker")
     hidden = HandoffInput(project="hidden", assignee="mallory/worker", packet=dict(PACKET))
     mine: set[str] = set()
     for _ in range(4):
         for _ in range(10):  # a long stretch alice cannot see: the window widens
-            await service.handoff(store, agent("mallory/spy"), hidden)
+            await creation.handoff(store, agent("mallory/spy"), hidden)
         for n in range(3):  # then more of hers than a page within one window
             task = await _routed(store, coder)
             mine.add(task.id)
             if n == 0:
-                await service.accept_task(store, writer, task.id)
+                await verbs.accept_task(store, writer, task.id)
     async with store.read() as tx:
         log = await tx.events.after(0, 10_000)
     expected = [e for e in log if e.task_id in mine]
@@ -247,8 +247,8 @@ async def test_a_replay_of_rows_holds_exactly_the_events_of_a_replay_of_events(
 async def test_rows_after_a_snapshot_are_only_those_of_a_later_version(store) -> None:
     alice, coder, writer = await _people(store)
     task = await _routed(store, coder)
-    await service.accept_task(store, writer, task.id)
-    await service.start_task(store, writer, task.id)
+    await verbs.accept_task(store, writer, task.id)
+    await verbs.start_task(store, writer, task.id)
     read = row_pages(alice, 100, ("kind", "version"), task_id=task.id, above_version=2)
     async with store.read() as tx:
         rows = await read(tx, 0, await tx.events.last_seq())

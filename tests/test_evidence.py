@@ -12,10 +12,10 @@ from factory import (
     result,
 )
 
-from app import service
 from app.domain.clock import now, rfc3339
 from app.domain.errors import InvalidInput
 from app.domain.evidence import check_indexes, failing_criteria, report
+from app.service import verbs
 
 pytestmark = pytest.mark.cast
 
@@ -80,7 +80,7 @@ def test_indexes_must_name_existing_criteria_and_artifacts() -> None:
 async def test_the_server_attaches_its_own_report_to_every_result(store) -> None:
     task = await drive(store, "working")
     items = [evidence([0], observed_at=OLD), evidence()]
-    done = await service.return_result(store, CODER, task.id, result(items))
+    done = await verbs.return_result(store, CODER, task.id, result(items))
     assert done.result["evidence_report"] == {
         "coverage": [{"criterion": 0, "evidence": [0]}, {"criterion": 1, "evidence": []}],
         "general": [1],

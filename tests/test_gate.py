@@ -17,9 +17,9 @@ from factory import (
 )
 from sqlalchemy import select
 
-from app import service
 from app.domain.errors import NotFound
 from app.domain.gate import Decision, GateRule, Request, decide
+from app.service import admin, creation, verbs
 from app.service.inputs import (
     GateRuleInput,
     HandoffInput,
@@ -113,13 +113,13 @@ async def test_a_handoff_to_an_agent_of_the_same_owner_is_routed(store) -> None:
     await register_agents(store)
     task = await give(store, by=BOB)
     assert (task.state, task.gate.basis, task.gate.rule_id) == ("routed", "same_owner", None)
-    task = await service.handoff(store, CODER, HandoffInput("work", "bob/helper", packet()))
+    task = await creation.handoff(store, CODER, HandoffInput("work", "bob/helper", packet()))
     assert (task.state, task.gate.basis) == ("routed", "same_owner")
 
 
 async def test_an_allow_rule_of_the_assignee_owner_routes_the_handoff(store) -> None:
     await register_agents(store)
-    allow = await service.set_gate_rule(
+    allow = await admin.set_gate_rule(
         store, BOB, GateRuleInput(effect="allow", requester_owner="alice")
     )
     task = await give(store)
@@ -129,8 +129,8 @@ async def test_an_allow_rule_of_the_assignee_owner_routes_the_handoff(store) -> 
 
 async def test_a_deny_rule_rejects_the_handoff_and_the_reason_names_it(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", priority=1))
-    deny = await service.set_gate_rule(
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow", priority=1))
+    deny = await admin.set_gate_rule(
         store, BOB, GateRuleInput(effect="deny", priority=2, project="work")
     )
     task = await give(store)
@@ -141,7 +141,7 @@ async def test_a_deny_rule_rejects_the_handoff_and_the_reason_names_it(store) ->
 
 async def test_a_hold_rule_holds_the_handoff_for_the_owner_with_an_approval(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="hold", deliverable_type="code"))
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="hold", deliverable_type="code"))
     task = await give(store)
     assert (task.state, task.waiting_on) == ("waiting", "owner_approval")
     assert task.gate.approval_id
@@ -149,9 +149,9 @@ async def test_a_hold_rule_holds_the_handoff_for_the_owner_with_an_approval(stor
 
 async def test_with_no_matching_rule_the_handoff_is_held_for_the_owner(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", project="elsewhere"))
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow", project="elsewhere"))
     # carol's rule: not bob's gate
-    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="allow"))
+    await admin.set_gate_rule(store, CAROL, GateRuleInput(effect="allow"))
     task = await give(store)
     assert (task.state, task.waiting_on, task.gate.basis) == ("waiting", "owner_approval", None)
     async with store.read() as tx:
@@ -162,7 +162,7 @@ async def test_with_no_matching_rule_the_handoff_is_held_for_the_owner(store) ->
 async def test_approving_a_held_handoff_routes_it_with_basis_approval(store) -> None:
     await register_agents(store)
     task = await give(store)
-    routed = await service.approve_handoff(store, BOB, task.id, reason="ok")
+    routed = await verbs.approve_handoff(store, BOB, task.id, reason="ok")
     assert (routed.state, routed.waiting_on) == ("routed", None)
     assert (routed.gate.basis, routed.gate.approval_id) == ("approval", task.gate.approval_id)
     async with store.read() as tx:
@@ -173,7 +173,7 @@ async def test_approving_a_held_handoff_routes_it_with_basis_approval(store) -> 
 async def test_denying_a_held_handoff_rejects_it(store) -> None:
     await register_agents(store)
     task = await give(store)
-    rejected = await service.deny_task(store, BOB, task.id, reason="no")
+    rejected = await verbs.deny_task(store, BOB, task.id, reason="no")
     assert (rejected.state, rejected.waiting_on) == ("rejected", None)
     async with store.read() as tx:
         [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
@@ -182,19 +182,19 @@ async def test_denying_a_held_handoff_rejects_it(store) -> None:
 
 async def test_a_deleted_rule_no_longer_decides(store) -> None:
     await register_agents(store)
-    allow = await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
-    assert await service.delete_gate_rule(store, BOB, allow.id)
+    allow = await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
+    assert await admin.delete_gate_rule(store, BOB, allow.id)
     assert (await give(store)).state == "waiting"
     with pytest.raises(NotFound):
-        await service.delete_gate_rule(store, BOB, allow.id)
+        await admin.delete_gate_rule(store, BOB, allow.id)
 
 
 async def test_request_capability_picks_an_agent_offering_it_and_records_the_route(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow", capability_kind="repo"))
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow", capability_kind="repo"))
     capability = {"kind": "repo", "name": "prickle"}
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=capability)
-    task = await service.request_capability(store, PLANNER, inp)
+    task = await creation.request_capability(store, PLANNER, inp)
     assert (task.assignee, task.state) == ("bob/coder", "routed")
     assert task.route == {"via": "request_capability", "capability": capability}
     assert (await give(store)).route == {"via": "handoff"}
@@ -202,11 +202,11 @@ async def test_request_capability_picks_an_agent_offering_it_and_records_the_rou
 
 async def test_request_capability_prefers_an_agent_of_the_callers_own_owner(store) -> None:
     await register_agents(store)
-    await service.register_agent(store, ALICE, "builder", [{"kind": "repo", "name": "prickle"}])
+    await admin.register_agent(store, ALICE, "builder", [{"kind": "repo", "name": "prickle"}])
     inp = RequestCapabilityInput(
         project="work", packet=packet(), capability={"kind": "repo", "name": "prickle"}
     )
-    task = await service.request_capability(store, PLANNER, inp)
+    task = await creation.request_capability(store, PLANNER, inp)
     assert (task.assignee, task.gate.basis) == ("alice/builder", "same_owner")
 
 
@@ -216,17 +216,17 @@ async def test_request_capability_nobody_offers_is_not_found_and_creates_no_task
     capability = {"kind": "mcp", "name": "nope"}
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=capability)
     with pytest.raises(NotFound, match="no agent offers mcp 'nope'"):
-        await service.request_capability(store, PLANNER, inp)
+        await creation.request_capability(store, PLANNER, inp)
     assert await snapshot(store) == before
 
 
 async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     task = await give(store)
-    await service.hand_back(store, CODER, task.id, reason="not mine")
+    await verbs.hand_back(store, CODER, task.id, reason="not mine")
 
-    held = await service.reroute(store, PLANNER, task.id, assignee="carol/spy")
+    held = await verbs.reroute(store, PLANNER, task.id, assignee="carol/spy")
     assert (held.assignee, held.state, held.waiting_on) == (
         "carol/spy",
         "waiting",
@@ -235,29 +235,29 @@ async def test_reroute_runs_the_gate_of_the_new_assignees_owner(store) -> None:
     async with store.read() as tx:
         rows = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))
     assert [(r.owner, r.status) for r in rows] == [("carol", "pending")]
-    routed = await service.approve_handoff(store, CAROL, task.id)
+    routed = await verbs.approve_handoff(store, CAROL, task.id)
     assert (routed.state, routed.gate.basis) == ("routed", "approval")
 
 
 async def test_reroute_to_an_owner_who_denies_rejects_the_task(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
-    await service.set_gate_rule(
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
+    await admin.set_gate_rule(
         store, CAROL, GateRuleInput(effect="deny", requester_agent="alice/planner")
     )
     task = await give(store)
-    await service.hand_back(store, CODER, task.id)
-    rejected = await service.reroute(store, PLANNER, task.id, assignee="carol/spy")
+    await verbs.hand_back(store, CODER, task.id)
+    rejected = await verbs.reroute(store, PLANNER, task.id, assignee="carol/spy")
     assert (rejected.state, rejected.assignee) == ("rejected", "carol/spy")
 
 
 async def test_reroute_by_capability_sets_the_route_and_the_gate_decides(store) -> None:
     await register_agents(store)
-    await service.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
+    await admin.set_gate_rule(store, BOB, GateRuleInput(effect="allow"))
     task = await give(store)
-    await service.hand_back(store, CODER, task.id)
+    await verbs.hand_back(store, CODER, task.id)
     capability = {"kind": "repo", "name": "prickle"}
-    rerouted = await service.reroute(store, PLANNER, task.id, capability=capability)
+    rerouted = await verbs.reroute(store, PLANNER, task.id, capability=capability)
     assert rerouted.route == {"via": "request_capability", "capability": capability}
     assert (rerouted.state, rerouted.gate.basis) == ("routed", "rule")
 
@@ -273,7 +273,7 @@ async def test_a_handoff_to_an_agent_nobody_registered_is_not_found(store) -> No
 async def test_cancelling_a_held_task_closes_its_approval(store) -> None:
     await register_agents(store)
     task = await give(store)
-    cancelled = await service.cancel_task(store, PLANNER, task.id)
+    cancelled = await verbs.cancel_task(store, PLANNER, task.id)
     assert (cancelled.state, cancelled.waiting_on) == ("cancelled", None)
     async with store.read() as tx:
         [row] = await tx.rows(select(approvals).where(approvals.c.task_id == task.id))

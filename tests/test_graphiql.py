@@ -22,7 +22,8 @@ from live import DEBUG_ENV, settle
 from server import ONE_PASS, Server, module_database, start
 from test_board import ARTIFACTS, browser, needs_chromium, page, wait_until
 
-from app import graphiql, service, vendor
+from app import graphiql, vendor
+from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
@@ -38,8 +39,8 @@ async def _seed(url: str) -> tuple[str, str, str]:
         await upgrade(store.engine)
         await setup(store)
         task = await give(store)
-        alice = (await service.provision_token(store, ALICE)).token
-        bob = (await service.provision_token(store, BOB)).token
+        alice = (await admin.provision_token(store, ALICE)).token
+        bob = (await admin.provision_token(store, BOB)).token
         return alice, bob, task.id
     finally:
         await store.close()

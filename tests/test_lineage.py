@@ -16,10 +16,10 @@ from factory import (
 )
 from sqlalchemy import select
 
-from app import service
 from app.domain.clock import canonical_json, sha256_of
 from app.domain.lineage import provenance_status
 from app.domain.principals import agent
+from app.service import admin, verbs
 from app.service.inputs import GateRuleInput
 from app.storage.repositories.records import checkpoints
 
@@ -27,9 +27,9 @@ pytestmark = pytest.mark.cast
 
 
 async def finish(store, task_id: str, assignee=CODER, **fields):  # type: ignore[no-untyped-def]
-    await service.accept_task(store, assignee, task_id)
-    await service.start_task(store, assignee, task_id)
-    return await service.return_result(store, assignee, task_id, result(**fields))
+    await verbs.accept_task(store, assignee, task_id)
+    await verbs.start_task(store, assignee, task_id)
+    return await verbs.return_result(store, assignee, task_id, result(**fields))
 
 
 def test_canonical_json_sorts_keys_drops_spaces_and_keeps_utf8() -> None:
@@ -60,7 +60,7 @@ async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_ga
     # bob/coder, working on the parent, asks carol's agent: carol's gate holds it, carol approves.
     sub = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     assert (sub.state, sub.requester) == ("waiting", "bob/coder")
-    await service.approve_handoff(store, CAROL, sub.id)
+    await verbs.approve_handoff(store, CAROL, sub.id)
     done = await finish(store, sub.id, assignee=agent("carol/spy"))
     assert done.result["lineage"]["cause"] == {
         "kind": "task",
@@ -75,7 +75,7 @@ async def test_a_subtask_an_agent_created_is_caused_by_its_parent_and_how_the_ga
 async def test_a_subtask_let_through_by_a_rule_names_the_rule(store) -> None:
     parent = await drive(store, "working")
     bob_allowed = GateRuleInput(effect="allow", requester_owner="bob")
-    allow = await service.set_gate_rule(store, CAROL, bob_allowed)
+    allow = await admin.set_gate_rule(store, CAROL, bob_allowed)
     sub = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     done = await finish(store, sub.id, assignee=agent("carol/spy"))
     cause = done.result["lineage"]["cause"]
@@ -102,7 +102,7 @@ async def _checkpoint_id(store, task_id: str) -> str:  # type: ignore[no-untyped
 
 async def test_context_whose_hashes_match_what_the_server_holds_is_attested(store) -> None:
     task = await drive(store, "working")
-    saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    saved = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     context = [
         {"kind": "packet", "task_id": task.id, "sha256": sha256_of(task.packet)},
         {
@@ -112,7 +112,7 @@ async def test_context_whose_hashes_match_what_the_server_holds_is_attested(stor
             "sha256": sha256_of(saved.latest_checkpoint),
         },
     ]
-    done = await service.return_result(store, CODER, task.id, result(context=context))
+    done = await verbs.return_result(store, CODER, task.id, result(context=context))
     assert done.result["provenance_status"] == "attested"
     assert done.result["lineage"]["context"] == context
     assert_valid(done)
@@ -121,7 +121,7 @@ async def test_context_whose_hashes_match_what_the_server_holds_is_attested(stor
 async def test_context_with_a_mismatched_hash_is_only_claimed(store) -> None:
     task = await drive(store, "working")
     context = [{"kind": "packet", "task_id": task.id, "sha256": sha256_of({"task": "other"})}]
-    done = await service.return_result(store, CODER, task.id, result(context=context))
+    done = await verbs.return_result(store, CODER, task.id, result(context=context))
     assert done.result["provenance_status"] == "claimed"
 
 
@@ -131,13 +131,13 @@ async def test_context_with_a_memory_fact_is_only_claimed(store) -> None:
         {"kind": "packet", "task_id": task.id, "sha256": sha256_of(task.packet)},
         {"kind": "memory_fact", "key": "port", "sha256": sha256_of("8000")},
     ]
-    done = await service.return_result(store, CODER, task.id, result(context=context))
+    done = await verbs.return_result(store, CODER, task.id, result(context=context))
     assert done.result["provenance_status"] == "claimed"
 
 
 async def test_a_checkpoint_named_under_another_task_is_only_claimed(store) -> None:
     task = await drive(store, "working")
-    saved = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    saved = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     other = await drive(store, "working")
     context = [
         {
@@ -147,7 +147,7 @@ async def test_a_checkpoint_named_under_another_task_is_only_claimed(store) -> N
             "sha256": sha256_of(saved.latest_checkpoint),
         }
     ]
-    done = await service.return_result(store, CODER, other.id, result(context=context))
+    done = await verbs.return_result(store, CODER, other.id, result(context=context))
     assert done.result["provenance_status"] == "claimed"
 
 

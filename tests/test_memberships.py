@@ -8,8 +8,8 @@ import pytest
 from factory import ALICE, give
 from sqlalchemy import event
 
-from app import service
 from app.events.members import Memberships
+from app.service import admin
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -36,7 +36,7 @@ async def test_refresh_reads_nothing_until_a_membership_changes(store: Store) ->
         for _ in range(5):
             await memberships.refresh()
         assert statements.count == 0
-        await service.add_project_member(store, ALICE, "kept", "carol")
+        await admin.add_project_member(store, ALICE, "kept", "carol")
         before = statements.count
         await memberships.refresh()  # one read, for every tracked person at once
         once = statements.count

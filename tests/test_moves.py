@@ -25,12 +25,12 @@ from factory import (
     result,
 )
 
-from app import service
 from app.api.errors import extensions
 from app.domain.errors import InvalidState
 from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.table import table
+from app.service import creation, verbs
 from app.service.inputs import HandoffInput, RequestCapabilityInput
 
 pytestmark = pytest.mark.cast
@@ -189,7 +189,7 @@ async def test_each_move_made_by_its_actor_lands_where_the_table_says_and_logs_i
 async def test_handoff_records_created_then_the_gate_move_by_the_system(
     store, project: str, to_state: str, waiting_on: str | None
 ) -> None:
-    task = await service.handoff(
+    task = await creation.handoff(
         store, PLANNER, HandoffInput(project=project, assignee="bob/coder", packet=packet())
     )
     assert (task.state, task.waiting_on, task.version) == (to_state, waiting_on, 2)
@@ -217,7 +217,7 @@ async def test_request_capability_records_created_then_the_gate_move_by_the_syst
     store, capability: dict, to_state: str, waiting_on: str | None
 ) -> None:
     inp = RequestCapabilityInput(project="work", capability=capability, packet=packet())
-    task = await service.request_capability(store, PLANNER, inp)
+    task = await creation.request_capability(store, PLANNER, inp)
     assert (task.state, task.waiting_on) == (to_state, waiting_on)
     created, gated = await events_of(store, task.id)
     assert (created.kind, created.verb) == ("created", "request_capability")
@@ -243,17 +243,17 @@ def test_the_cases_cover_every_move_and_verb_of_the_table() -> None:
 
 async def test_an_owner_makes_the_moves_of_its_own_agents(store) -> None:
     task = await drive(store, "routed")
-    task = await service.accept_task(store, BOB, task.id)
+    task = await verbs.accept_task(store, BOB, task.id)
     event = (await events_of(store, task.id))[-1]
     assert (task.state, event.actor) == ("accepted", "bob")
-    task = await service.cancel_task(store, ALICE, task.id)
+    task = await verbs.cancel_task(store, ALICE, task.id)
     assert task.state == "cancelled"
 
 
 async def test_leaving_waiting_clears_waiting_on_and_what_it_waited_for(store) -> None:
     task = await drive(store, "waiting", "agent", "working")
     assert (task.wait_agent, task.question, task.resume_to) == ("alice/planner", "Port?", "working")
-    task = await service.answer(store, PLANNER, task.id, "8080")
+    task = await verbs.answer(store, PLANNER, task.id, "8080")
     stored = await load(store, task.id)
     assert (
         stored.state,
@@ -272,7 +272,7 @@ async def test_leaving_waiting_clears_waiting_on_and_what_it_waited_for(store) -
 
 async def test_every_move_changes_updated_at_and_keeps_created_at(store) -> None:
     task = await drive(store, "routed")
-    accepted = await service.accept_task(store, CODER, task.id)
+    accepted = await verbs.accept_task(store, CODER, task.id)
     assert accepted.created_at == task.created_at
     assert accepted.updated_at > task.updated_at
 
@@ -322,18 +322,18 @@ async def test_a_verb_the_table_does_not_allow_fails_with_invalid_state_and_chan
 
 
 def test_the_allowed_verbs_of_each_position_are_what_the_domain_offers_its_actors() -> None:
-    for (state, waiting_on), verbs in ALLOWED.items():
+    for (state, waiting_on), allowed in ALLOWED.items():
         waited_on = "alice/planner" if waiting_on == "agent" else None
         task = planned_task(state, waiting_on, waited_on)
         offered = set()
         for who in (ALICE, PLANNER, BOB, CODER):
             offered |= set(allowed_verbs(task, who))
-        assert offered == verbs, (state, waiting_on)
+        assert offered == allowed, (state, waiting_on)
 
 
 async def test_wait_on_needs_no_question(store) -> None:
     task = await drive(store, "working")
-    waiting = await service.wait_on(store, CODER, task.id, "human")
+    waiting = await verbs.wait_on(store, CODER, task.id, "human")
     assert (waiting.state, waiting.waiting_on, waiting.question) == ("waiting", "human", None)
 
 

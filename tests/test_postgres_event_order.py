@@ -11,8 +11,8 @@ import pytest
 from factory import PACKET
 from server import connect, postgres_only
 
-from app import service
 from app.domain.principals import agent, person
+from app.service import admin, creation, verbs
 from app.service.inputs import HandoffInput
 from app.storage.repositories.events import Events
 from app.storage.store import Store
@@ -41,13 +41,13 @@ def commits_out_of_order(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def _tasks(store: Store, count: int) -> list[str]:
     alice, writer = person("alice"), agent("alice/writer")
-    await service.provision_token(store, alice)
-    await service.register_agent(store, alice, "writer")
+    await admin.provision_token(store, alice)
+    await admin.register_agent(store, alice, "writer")
     ids = []
     for _ in range(count):
         inp = HandoffInput(project="demo", assignee="alice/writer", packet=dict(PACKET))
-        task = await service.handoff(store, alice, inp)
-        await service.accept_task(store, writer, task.id)
+        task = await creation.handoff(store, alice, inp)
+        await verbs.accept_task(store, writer, task.id)
         ids.append(task.id)
     return ids
 
@@ -59,11 +59,11 @@ async def _write(url: str, task_ids: list[str]) -> None:
     try:
         for _ in range(ROUNDS // 2):
             for task_id in task_ids:
-                await service.stop_run(store, alice, task_id)
+                await verbs.stop_run(store, alice, task_id)
             for task_id in task_ids:
-                await service.resume_run(store, alice, task_id)
+                await verbs.resume_run(store, alice, task_id)
         for task_id in task_ids[: ROUNDS % 2 and len(task_ids)]:
-            await service.stop_run(store, alice, task_id)
+            await verbs.stop_run(store, alice, task_id)
     finally:
         await store.close()
 

@@ -19,11 +19,11 @@ import pytest
 from factory import PACKET
 from server import postgres_only
 
-from app import service
 from app.domain.principals import person
 from app.events import announcer as announcer_module
 from app.events import listener as listener_module
 from app.events.hub import Hub
+from app.service import admin, creation
 from app.service.inputs import HandoffInput
 from app.storage.migrate import upgrade
 from app.storage.repositories.events import NOTIFY_CHANNEL
@@ -39,7 +39,7 @@ async def stores(pg_database_url: str) -> AsyncIterator[tuple[Store, Store]]:
     """(the hub's store, another process's store) on one migrated database."""
     here, there = Store(pg_database_url), Store(pg_database_url)
     await upgrade(here.engine)
-    await service.register_agent(there, ALICE, "writer")
+    await admin.register_agent(there, ALICE, "writer")
     try:
         yield here, there
     finally:
@@ -49,7 +49,7 @@ async def stores(pg_database_url: str) -> AsyncIterator[tuple[Store, Store]]:
 
 async def _handoff(store: Store) -> int:
     inp = HandoffInput(project="demo", assignee="alice/writer", packet=dict(PACKET))
-    await service.handoff(store, ALICE, inp)
+    await creation.handoff(store, ALICE, inp)
     async with store.read() as tx:
         return await tx.events.last_seq()
 

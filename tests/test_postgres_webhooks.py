@@ -19,8 +19,8 @@ from factory import PACKET
 from receiver import Receiver
 from server import connect, postgres_only, start
 
-from app import service
 from app.domain.principals import person
+from app.service import creation
 from app.service.inputs import HandoffInput
 from app.storage.store import Store
 
@@ -36,7 +36,7 @@ async def _hand_off(url: str, count: int) -> None:
     try:
         for _ in range(count):
             inp = HandoffInput(project="load", assignee="admin/worker", packet=dict(PACKET))
-            await service.handoff(store, person("admin"), inp)
+            await creation.handoff(store, person("admin"), inp)
     finally:
         await store.close()
 

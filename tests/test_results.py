@@ -21,9 +21,9 @@ from factory import (
 )
 from sqlalchemy import select
 
-from app import service
 from app.domain.clock import now, parse_rfc3339, rfc3339
 from app.domain.errors import Conflict, Forbidden, InvalidInput
+from app.service import verbs
 from app.storage.repositories.records import results
 
 pytestmark = pytest.mark.cast
@@ -40,7 +40,7 @@ async def revisions(store, task_id: str) -> list[tuple[int, str]]:  # type: igno
 
 async def returned(store, project: str = "work", items=None, **fields):  # type: ignore[no-untyped-def]
     task = await drive(store, "working", project=project)
-    return await service.return_result(store, CODER, task.id, result(items, **fields))
+    return await verbs.return_result(store, CODER, task.id, result(items, **fields))
 
 
 async def test_by_default_v0_completes_a_result_of_the_required_shape(store) -> None:
@@ -104,7 +104,7 @@ async def test_require_complete_evidence_fails_a_criterion_cited_only_by_stale_e
 
 async def test_require_complete_evidence_completes_a_complete_result(store) -> None:
     back = await returned(store, project="strict", items=HALF)
-    done = await service.return_result(store, CODER, back.id, result())
+    done = await verbs.return_result(store, CODER, back.id, result())
     assert (done.state, done.result["status"], done.result["revision"]) == (
         "completed",
         "accepted",
@@ -135,9 +135,7 @@ async def test_the_requesters_owner_decides_a_held_result(store, decision: str, 
         {"criterion": 0, "accepted": True, "note": "seen it"},
         {"criterion": 1, "accepted": decision == "accept"},
     ]
-    decided = await service.decide_result(
-        store, ALICE, held.id, decision, verdicts, reason="read it"
-    )
+    decided = await verbs.decide_result(store, ALICE, held.id, decision, verdicts, reason="read it")
     status = "accepted" if decision == "accept" else "rejected"
     assert (decided.state, decided.result["status"]) == (state, status)
     assert decided.result["decided_by"] == {"kind": "person", "handle": "alice"}
@@ -148,8 +146,8 @@ async def test_the_requesters_owner_decides_a_held_result(store, decision: str, 
 
 async def test_a_result_after_request_changes_is_a_new_revision(store) -> None:
     held = await returned(store, project="review")
-    await service.decide_result(store, ALICE, held.id, "request_changes", reason="add docs")
-    again = await service.return_result(store, CODER, held.id, result(summary="Now documented"))
+    await verbs.decide_result(store, ALICE, held.id, "request_changes", reason="add docs")
+    again = await verbs.return_result(store, CODER, held.id, result(summary="Now documented"))
     assert (again.state, again.result["revision"], again.result["status"]) == (
         "approval",
         2,
@@ -179,7 +177,7 @@ async def test_a_decision_with_a_verdict_on_a_missing_criterion_is_invalid_input
 
 async def test_cancelling_a_task_with_a_pending_result_cancels_the_result(store) -> None:
     held = await returned(store, project="review")
-    cancelled = await service.cancel_task(store, PLANNER, held.id, reason="moot")
+    cancelled = await verbs.cancel_task(store, PLANNER, held.id, reason="moot")
     assert (cancelled.state, cancelled.result["status"]) == ("cancelled", "cancelled")
     assert (await load(store, held.id)).result["status"] == "cancelled"
     assert await revisions(store, held.id) == [(1, "cancelled")]
@@ -187,15 +185,15 @@ async def test_cancelling_a_task_with_a_pending_result_cancels_the_result(store)
 
 async def test_cancelling_keeps_a_decided_result_as_it_was(store) -> None:
     back = await returned(store, project="strict", items=HALF)
-    cancelled = await service.cancel_task(store, PLANNER, back.id)
+    cancelled = await verbs.cancel_task(store, PLANNER, back.id)
     assert cancelled.result["status"] == "rejected"
 
 
 async def test_the_same_submission_id_again_returns_the_task_unchanged(store) -> None:
     task = await drive(store, "working", project="strict")
-    first = await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
+    first = await verbs.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     before = await snapshot(store, task.id)
-    again = await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
+    again = await verbs.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     assert await snapshot(store, task.id) == before
     assert (again.state, again.version, again.result) == (first.state, first.version, first.result)
     assert first.result["submission_id"] == "s-1"
@@ -203,7 +201,7 @@ async def test_the_same_submission_id_again_returns_the_task_unchanged(store) ->
 
 async def test_the_same_submission_id_with_a_different_body_is_a_conflict(store) -> None:
     task = await drive(store, "working", project="strict")
-    await service.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
+    await verbs.return_result(store, CODER, task.id, result(HALF, submission_id="s-1"))
     error = await refused(
         store,
         task.id,
@@ -268,7 +266,7 @@ async def test_evidence_observed_before_the_previous_revision_is_stale_in_the_ne
     first_at = parse_rfc3339(back.result["returned_at"])
     earlier = rfc3339(first_at - timedelta(seconds=1))
     items = [evidence([0, 1], observed_at=earlier)]
-    again = await service.return_result(store, CODER, back.id, result(items))
+    again = await verbs.return_result(store, CODER, back.id, result(items))
     report = again.result["evidence_report"]
     assert report["stale"] == [{"evidence": 0, "why": "before_previous_revision"}]
     assert (again.state, again.result["revision"], again.result["status"]) == (
@@ -281,7 +279,7 @@ async def test_evidence_observed_before_the_previous_revision_is_stale_in_the_ne
 
 async def test_only_the_assignee_may_repeat_a_submission(store) -> None:
     task = await drive(store, "working")
-    await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    await verbs.return_result(store, CODER, task.id, result(submission_id="s-1"))
     for who in (PLANNER, ALICE):
         await refused(
             store, task.id, Forbidden, "return_result", who, result=result(submission_id="s-1")

@@ -26,10 +26,10 @@ from factory import (
 )
 from sqlalchemy import func, select, text
 
-from app import service
 from app.domain.clock import now, parse_rfc3339
 from app.domain.errors import Forbidden, InvalidInput, NotFound
 from app.domain.schedules import Schedule
+from app.service import admin, verbs
 from app.service import schedules as service_schedules
 from app.service.scheduler import Scheduler
 from app.service.schedules import ScheduleInput
@@ -52,7 +52,7 @@ def schedule_input(**fields: Any) -> ScheduleInput:
 
 
 async def make(store: Store, **fields: Any) -> Schedule:
-    return await service.create_schedule(store, ALICE, schedule_input(**fields))
+    return await service_schedules.create_schedule(store, ALICE, schedule_input(**fields))
 
 
 class Clock:
@@ -183,13 +183,13 @@ async def test_the_scheduler_loop_is_woken_by_a_new_schedule_and_stops_cleanly(
 
 async def test_pause_resume_update_and_delete(store: Store) -> None:
     made = await make(store)
-    paused = await service.pause_schedule(store, ALICE, made.id)
+    paused = await service_schedules.pause_schedule(store, ALICE, made.id)
     assert (paused.paused, paused.next_run_at) == (True, None)
     assert await run_at(store, now() + timedelta(hours=1)) == 0
-    resumed = await service.resume_schedule(store, ALICE, made.id)
+    resumed = await service_schedules.resume_schedule(store, ALICE, made.id)
     assert resumed.paused is False and resumed.next_run_at is not None
     assert resumed.next_run_at > now()
-    changed = await service.update_schedule(
+    changed = await service_schedules.update_schedule(
         store, ALICE, made.id, schedule_input(every_seconds=3600, project="other")
     )
     assert (changed.version, changed.every_seconds, changed.project) == (2, 3600, "other")
@@ -197,15 +197,15 @@ async def test_pause_resume_update_and_delete(store: Store) -> None:
     assert await run_at(store, changed.next_run_at) == 1  # type: ignore[arg-type]
     [(task, _)] = await scheduled_tasks(store, made.id)
     assert (task.project, task.schedule_version) == ("other", 2)
-    assert await service.delete_schedule(store, ALICE, made.id) is True
+    assert await service_schedules.delete_schedule(store, ALICE, made.id) is True
     assert await counts(store) == (0, 0, 1)  # the task stays
     with pytest.raises(NotFound):
-        await service.pause_schedule(store, ALICE, made.id)
+        await service_schedules.pause_schedule(store, ALICE, made.id)
 
 
 async def test_run_schedule_now_runs_once_and_leaves_next_run_at(store: Store) -> None:
     made = await make(store)
-    task = await service.run_schedule_now(store, ALICE, made.id)
+    task = await service_schedules.run_schedule_now(store, ALICE, made.id)
     assert (task.state, task.schedule_id, task.requested_by["handle"]) == (
         "routed",
         made.id,
@@ -256,7 +256,7 @@ async def test_an_invalid_input_is_refused_and_makes_nothing(
         await make(store, **fields)
     made = await make(store)
     with pytest.raises(InvalidInput, match=message):
-        await service.update_schedule(store, ALICE, made.id, schedule_input(**fields))
+        await service_schedules.update_schedule(store, ALICE, made.id, schedule_input(**fields))
     assert await stored(store, made.id) == made
     assert await counts(store) == (1, 0, 0)
 
@@ -269,29 +269,30 @@ async def test_an_unknown_assignee_is_not_found(store: Store) -> None:
 
 async def test_only_a_person_has_schedules_and_only_its_owner_changes_one(store: Store) -> None:
     with pytest.raises(Forbidden):
-        await service.create_schedule(store, PLANNER, schedule_input())
+        await service_schedules.create_schedule(store, PLANNER, schedule_input())
     with pytest.raises(Forbidden):
-        await service.schedules_of(store, CODER)
+        await service_schedules.schedules_of(store, CODER)
     made = await make(store)
-    verbs = ("pause_schedule", "resume_schedule", "delete_schedule", "run_schedule_now")
-    for verb in verbs:
+    schedule_verbs = ("pause_schedule", "resume_schedule", "delete_schedule", "run_schedule_now")
+    for verb in schedule_verbs:
         with pytest.raises(NotFound):
-            await getattr(service, verb)(store, CAROL, made.id)
+            await getattr(service_schedules, verb)(store, CAROL, made.id)
     with pytest.raises(NotFound):
-        await service.update_schedule(store, CAROL, made.id, schedule_input())
-    assert await service.schedules_of(store, CAROL) == []
-    assert await service.schedules_of(store, CAROL, "work") == []
+        await service_schedules.update_schedule(store, CAROL, made.id, schedule_input())
+    assert await service_schedules.schedules_of(store, CAROL) == []
+    assert await service_schedules.schedules_of(store, CAROL, "work") == []
     # A member of the project sees the project's schedules, and may not change them.
-    await service.run_schedule_now(store, ALICE, made.id)  # founds `work`: alice administers it
-    await service.add_project_member(store, ALICE, "work", "carol")
-    listed = await service.schedules_of(store, CAROL, "work")
+    # founds `work`: alice administers it
+    await service_schedules.run_schedule_now(store, ALICE, made.id)
+    await admin.add_project_member(store, ALICE, "work", "carol")
+    listed = await service_schedules.schedules_of(store, CAROL, "work")
     assert [s.id for s in listed] == [made.id]
-    for verb in verbs:
+    for verb in schedule_verbs:
         with pytest.raises(Forbidden):
-            await getattr(service, verb)(store, CAROL, made.id)
+            await getattr(service_schedules, verb)(store, CAROL, made.id)
     assert (await stored(store, made.id)).runs == 1
-    assert [s.id for s in await service.schedules_of(store, ALICE)] == [made.id]
-    assert await service.schedules_of(store, BOB) == []
+    assert [s.id for s in await service_schedules.schedules_of(store, ALICE)] == [made.id]
+    assert await service_schedules.schedules_of(store, BOB) == []
 
 
 # lineage
@@ -301,11 +302,11 @@ async def test_the_result_of_a_scheduled_task_names_the_schedule_run_as_its_caus
     store: Store,
 ) -> None:
     made = await make(store)
-    await service.update_schedule(store, ALICE, made.id, schedule_input(every_seconds=30))
-    task = await service.run_schedule_now(store, ALICE, made.id)
-    await service.accept_task(store, CODER, task.id)
-    await service.start_task(store, CODER, task.id)
-    done = await service.return_result(store, CODER, task.id, result())
+    await service_schedules.update_schedule(store, ALICE, made.id, schedule_input(every_seconds=30))
+    task = await service_schedules.run_schedule_now(store, ALICE, made.id)
+    await verbs.accept_task(store, CODER, task.id)
+    await verbs.start_task(store, CODER, task.id)
+    done = await verbs.return_result(store, CODER, task.id, result())
     assert done.result is not None
     assert done.result["lineage"]["cause"] == {
         "kind": "owner_schedule",
@@ -358,13 +359,13 @@ async def test_a_run_no_agent_can_take_counts_and_says_why(store: Store) -> None
     assert "no agent offers mcp 'nobody-offers-this'" in (after.last_error or "")
     assert await counts(store) == (1, 1, 0)
     with pytest.raises(NotFound, match="no agent offers"):
-        await service.run_schedule_now(store, ALICE, made.id)
+        await service_schedules.run_schedule_now(store, ALICE, made.id)
     assert (await stored(store, made.id)).runs == 2
     # The capability is offered now: the next run hands off and clears last_error.
-    await service.register_agent(
+    await admin.register_agent(
         store, BOB, "mapper", [{"kind": "mcp", "name": "nobody-offers-this"}]
     )
-    task = await service.run_schedule_now(store, ALICE, made.id)
+    task = await service_schedules.run_schedule_now(store, ALICE, made.id)
     after = await stored(store, made.id)
     assert (after.runs, after.last_task_id, after.last_error) == (3, task.id, None)
 
@@ -382,7 +383,7 @@ async def test_a_run_the_gate_rejects_makes_a_rejected_task_and_says_so(store: S
 
 async def test_a_run_the_gate_holds_waits_for_the_assignees_owner(store: Store) -> None:
     made = await make(store, project="held")
-    task = await service.run_schedule_now(store, ALICE, made.id)
+    task = await service_schedules.run_schedule_now(store, ALICE, made.id)
     assert (task.state, task.waiting_on) == ("waiting", "owner_approval")
     assert (await stored(store, made.id)).last_error is None
 

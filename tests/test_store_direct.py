@@ -16,8 +16,8 @@ from server import BACKEND
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
-from app import service
 from app.domain.errors import Conflict
+from app.service import creation, verbs
 from app.service.inputs import RequestCapabilityInput
 from app.storage.fast import direct
 from app.storage.fast.loop import OnLoop
@@ -83,15 +83,15 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
         parent = await call(store, verb, CODER, parent.id)
         task = await call(store, verb, CODER, task.id)
     parent = await call(store, "wait_on", CODER, parent.id, on="agent")
-    task = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
-    task = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
-    again = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    task = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    task = await verbs.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    again = await verbs.return_result(store, CODER, task.id, result(submission_id="s-1"))
     assert again.version == task.version  # the same submission: found, not stored again
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     wanted = {"kind": "repo", "name": "prickle"}  # the gate's rules read on their own
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
-    await service.request_capability(store, PLANNER, inp)
+    await creation.request_capability(store, PLANNER, inp)
     await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
     monkeypatch.undo()
     sent = {id(c[1]) for c in calls if c[3] is not None}
@@ -134,7 +134,7 @@ async def test_a_moves_statements_are_seen_by_the_engines_listeners(store: Store
 
     event.listen(store.statements_engine, "before_cursor_execute", statement)
     try:
-        await service.accept_task(store, CODER, task.id)
+        await verbs.accept_task(store, CODER, task.id)
     finally:
         event.remove(store.statements_engine, "before_cursor_execute", statement)
     assert [s.split()[0] for s in seen] == ["SELECT", "UPDATE", "SELECT", "INSERT"]

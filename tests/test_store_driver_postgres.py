@@ -26,8 +26,8 @@ from server import BACKEND, connect, new_database_name, pg_admin_execute, pg_url
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
-from app import service
 from app.domain.errors import Conflict
+from app.service import creation, verbs
 from app.service.inputs import RequestCapabilityInput
 from app.storage.event_reads import event_pages, row_pages
 from app.storage.fast import direct
@@ -124,23 +124,23 @@ async def _lifecycle(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[Any]
         parent = await call(store, verb, CODER, parent.id)
         task = await call(store, verb, CODER, task.id)
     parent = await call(store, "wait_on", CODER, parent.id, on="agent")
-    task = await service.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
+    task = await verbs.save_checkpoint(store, CODER, task.id, dict(CHECKPOINT))
     # `strict`: half the evidence sends it back, then a second revision supersedes it
     held = await give(store, by=PLANNER, project="strict")
     for verb in ("accept_task", "start_task"):
         held = await call(store, verb, CODER, held.id)
-    held = await service.return_result(store, CODER, held.id, result([evidence([0])]))
-    held = await service.return_result(store, CODER, held.id, result(submission_id="s-2"))
+    held = await verbs.return_result(store, CODER, held.id, result([evidence([0])]))
+    held = await verbs.return_result(store, CODER, held.id, result(submission_id="s-2"))
     assert held.result is not None and held.result["revision"] == 2
-    task = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
-    again = await service.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    task = await verbs.return_result(store, CODER, task.id, result(submission_id="s-1"))
+    again = await verbs.return_result(store, CODER, task.id, result(submission_id="s-1"))
     assert again.version == task.version  # the same submission: found, not stored again
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=ALICE, project="fresh", idempotency_key="k-1")
     await give(store, by=PLANNER, project="held")  # bob's gate holds it: more writes
     wanted = {"kind": "repo", "name": "prickle"}  # the gate's rules read on their own
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
-    await service.request_capability(store, PLANNER, inp)
+    await creation.request_capability(store, PLANNER, inp)
     await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
     monkeypatch.undo()
     return calls

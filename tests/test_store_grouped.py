@@ -13,7 +13,7 @@ from factory import CODER, PLANNER, give
 from server import BACKEND
 from sqlalchemy.engine import make_url
 
-from app import service
+from app.service import verbs
 from app.storage.fast import grouped
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -86,9 +86,9 @@ async def test_a_write_that_fails_in_a_group_is_undone_alone(store: Store) -> No
     # moves in a group, one of them refused: the others land, with consecutive seqs
     tasks = [await give(store, by=PLANNER, project="work") for _ in range(3)]
     moved = await asyncio.gather(
-        service.accept_task(store, CODER, tasks[0].id),
-        service.start_task(store, CODER, tasks[1].id),  # not accepted yet: refused
-        service.accept_task(store, CODER, tasks[2].id),
+        verbs.accept_task(store, CODER, tasks[0].id),
+        verbs.start_task(store, CODER, tasks[1].id),  # not accepted yet: refused
+        verbs.accept_task(store, CODER, tasks[2].id),
         return_exceptions=True,
     )
     states = [type(m).__name__ if isinstance(m, Exception) else m.state for m in moved]

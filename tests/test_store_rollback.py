@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from factory import CODER, PLANNER, give
 
-from app import service
+from app.service import verbs
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -35,4 +35,4 @@ async def test_a_failed_write_stores_nothing_and_the_next_write_works(store: Sto
             assert kept is not None and kept.display_title is None
             assert kept.version == task.version
             assert not await tx.principals.person_exists("dora")
-    assert (await service.accept_task(store, CODER, task.id)).state == "accepted"
+    assert (await verbs.accept_task(store, CODER, task.id)).state == "accepted"

@@ -16,9 +16,9 @@ from server import in_process, quiet
 from sqlalchemy import event
 from test_api_loaders import Counter
 
-from app import service
 from app.domain.principals import Principal
 from app.domain.task import Task
+from app.service import admin
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -48,7 +48,7 @@ class _as:
         self.store, self.who = store, who
 
     async def __aenter__(self) -> tuple[httpx.AsyncClient, Counter]:
-        token = (await service.provision_token(self.store, self.who)).token
+        token = (await admin.provision_token(self.store, self.who)).token
         self._context = in_process(self.store.url, token)
         app, http = await self._context.__aenter__()
         await quiet(app)

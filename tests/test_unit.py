@@ -20,9 +20,9 @@ from factory import (
     result,
 )
 
-from app import service
 from app.domain.errors import Conflict, InvalidState, NotFound
 from app.domain.table import table
+from app.service import admin, verbs
 from app.service.inputs import GateRuleInput
 
 pytestmark = pytest.mark.cast
@@ -42,8 +42,8 @@ async def test_a_differing_expected_version_is_a_conflict_and_changes_nothing(
 async def test_the_expected_version_lets_the_move_through_when_it_matches(store) -> None:
     task = await drive(store, "routed")
     assert task.version == 2
-    accepted = await service.accept_task(store, CODER, task.id, expected_version=2)
-    saved = await service.save_checkpoint(
+    accepted = await verbs.accept_task(store, CODER, task.id, expected_version=2)
+    saved = await verbs.save_checkpoint(
         store, CODER, task.id, {"progress": "p"}, expected_version=3
     )
     assert (accepted.version, saved.version) == (3, 4)
@@ -53,9 +53,7 @@ async def test_the_expected_version_lets_the_move_through_when_it_matches(store)
 async def test_the_expected_version_is_checked_on_results_and_decisions_too(store) -> None:
     task = await drive(store, "working", project="review")
     await refused(store, task.id, Conflict, "return_result", CODER, expected_version=1)
-    held = await service.return_result(
-        store, CODER, task.id, result(), expected_version=task.version
-    )
+    held = await verbs.return_result(store, CODER, task.id, result(), expected_version=task.version)
     await refused(
         store, held.id, Conflict, "decide_result", ALICE, expected_version=held.version + 1
     )
@@ -75,9 +73,9 @@ async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(
 ) -> None:
     parent = await drive(store, resume_to)
     first, second = await subtasks(store, parent.id, 2)
-    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await verbs.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
 
-    await service.cancel_task(store, CODER, first.id)
+    await verbs.cancel_task(store, CODER, first.id)
     assert (await load(store, parent.id)).state == "waiting"
 
     await call(store, "accept_task", HELPER, second.id)
@@ -109,22 +107,22 @@ async def test_a_task_waiting_on_agent_resumes_when_its_last_subtask_ends(
 async def test_a_task_waiting_on_agent_does_not_resume_while_a_subtask_is_open(store) -> None:
     parent = await drive(store, "working")
     first, _open = await subtasks(store, parent.id, 2)
-    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
-    await service.deny_task(store, BOB, first.id)
+    await verbs.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await verbs.deny_task(store, BOB, first.id)
     assert (await load(store, parent.id)).waiting_on == "agent"
 
 
 async def test_a_task_waiting_on_a_human_does_not_resume_when_its_subtasks_end(store) -> None:
     parent = await drive(store, "working")
     [sub] = await subtasks(store, parent.id, 1)
-    await service.wait_on(store, CODER, parent.id, "human", question="Port?")
-    await service.cancel_task(store, CODER, sub.id)
+    await verbs.wait_on(store, CODER, parent.id, "human", question="Port?")
+    await verbs.cancel_task(store, CODER, sub.id)
     assert (await load(store, parent.id)).waiting_on == "human"
 
 
 async def test_the_named_agent_answers_a_task_waiting_on_it(store) -> None:
     parent = await drive(store, "waiting", "agent", "working")
-    answered = await service.answer(store, PLANNER, parent.id, "use 8080")
+    answered = await verbs.answer(store, PLANNER, parent.id, "use 8080")
     assert answered.state == "working"
     event = (await events_of(store, parent.id))[-1]
     assert (event.kind, event.verb, event.actor, event.note) == (
@@ -137,21 +135,21 @@ async def test_the_named_agent_answers_a_task_waiting_on_it(store) -> None:
 
 async def test_a_second_move_from_the_same_state_fails_with_invalid_state(store) -> None:
     task = await drive(store, "routed")
-    await service.accept_task(store, CODER, task.id)
+    await verbs.accept_task(store, CODER, task.id)
     error = await refused(store, task.id, InvalidState, "accept_task", CODER)
     assert error.state == "accepted"
 
 
 async def test_a_subtask_rejected_by_the_gate_at_creation_counts_as_ended(store) -> None:
     parent = await drive(store, "working")
-    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await verbs.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
     denied = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     assert denied.state == "waiting"  # carol has no rule: held, still open
-    await service.deny_task(store, CAROL, denied.id)
+    await verbs.deny_task(store, CAROL, denied.id)
     assert (await load(store, parent.id)).state == "working"
 
-    await service.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
-    await service.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
+    await verbs.wait_on(store, CODER, parent.id, "agent", agent="bob/helper")
+    await admin.set_gate_rule(store, CAROL, GateRuleInput(effect="deny"))
     rejected = await give(store, by=CODER, assignee="carol/spy", parent_task_id=parent.id)
     assert rejected.state == "rejected"
     resumed = await load(store, parent.id)
@@ -160,9 +158,9 @@ async def test_a_subtask_rejected_by_the_gate_at_creation_counts_as_ended(store)
 
 async def test_the_agent_named_in_wait_on_sees_the_task_and_answers_it(store) -> None:
     task = await give(store)
-    await service.accept_task(store, CODER, task.id)
-    await service.wait_on(store, CODER, task.id, "agent", question="which db?", agent="carol/spy")
-    answered = await service.answer(store, SPY, task.id, "postgres")
+    await verbs.accept_task(store, CODER, task.id)
+    await verbs.wait_on(store, CODER, task.id, "agent", question="which db?", agent="carol/spy")
+    answered = await verbs.answer(store, SPY, task.id, "postgres")
     assert (answered.state, answered.waiting_on) == ("accepted", None)
     with pytest.raises(NotFound):
-        await service.cancel_task(store, SPY, task.id)
+        await verbs.cancel_task(store, SPY, task.id)

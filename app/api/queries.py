@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import strawberry
 
-from app import service
 from app.api import graph, lookahead
 from app.api.enums import TaskState, plain
 from app.api.types import (
@@ -24,6 +23,9 @@ from app.domain.errors import InvalidInput
 from app.domain.reads import EventFilters, TaskFilters
 from app.domain.table import table
 from app.service import credentials, reads
+from app.service.erasure import principal_info
+from app.service.schedules import schedules_of
+from app.service.webhooks import webhook_deliveries, webhooks_of
 
 DEFAULT_FIRST = 50
 MAX_FIRST = 500
@@ -131,7 +133,7 @@ class Query:
     )
     async def schedules(self, info: strawberry.Info, project: str | None = None) -> list[Schedule]:
         ctx = info.context
-        found = await service.schedules_of(ctx.store, await ctx.viewer(), project)
+        found = await schedules_of(ctx.store, await ctx.viewer(), project)
         return [Schedule.from_domain(s) for s in found]
 
     @strawberry.field(
@@ -140,7 +142,7 @@ class Query:
     async def principal(self, info: strawberry.Info, id: str) -> PrincipalInfo | None:
         ctx = info.context
         await ctx.viewer()
-        found = await service.principal_info(ctx.store, id)
+        found = await principal_info(ctx.store, id)
         return PrincipalInfo.from_domain(found) if found else None
 
     # webhooks
@@ -148,7 +150,7 @@ class Query:
     @strawberry.field(description="The caller's webhooks.")
     async def webhooks(self, info: strawberry.Info) -> list[Webhook]:
         ctx = info.context
-        found = await service.webhooks_of(ctx.store, await ctx.viewer())
+        found = await webhooks_of(ctx.store, await ctx.viewer())
         return [Webhook.from_domain(w) for w in found]
 
     @strawberry.field(
@@ -163,7 +165,7 @@ class Query:
         after: strawberry.ID | None = None,
     ) -> list[WebhookDelivery]:
         ctx = info.context
-        found = await service.webhook_deliveries(
+        found = await webhook_deliveries(
             ctx.store, await ctx.viewer(), webhook_id, page_size(first), delivery_id(after)
         )
         return [WebhookDelivery.from_domain(d) for d in found]

@@ -1,22 +1,18 @@
 """Verbs that send a task to an assignee through its owner's gate: handoff,
-request_capability and reroute."""
+request_capability and reroute (whose act this is; declared in app/service/verbs.py)."""
 
 from __future__ import annotations
 
 from app.domain import gate
 from app.domain.clock import new_id
 from app.domain.errors import Conflict, InvalidInput, NotFound
-from app.domain.principals import Principal, check_agent_id, owner_of
+from app.domain.principals import Principal, owner_of
 from app.domain.table import table
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
-from app.service.inputs import (
-    CapabilityInput,
-    HandoffInput,
-    RequestCapabilityInput,
-    check_capability,
-)
-from app.service.unit import Moves, resume_parent, run_verb, visible_task
+from app.service.arguments import RerouteArgs
+from app.service.inputs import HandoffInput, RequestCapabilityInput, check_capability
+from app.service.unit import Moves, Step, resume_parent, visible_task
 from app.storage.store import Store
 from app.storage.tx import Tx
 
@@ -115,34 +111,17 @@ async def create_in(
     return task
 
 
-async def reroute(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    assignee: str | None = None,
-    capability: CapabilityInput | JSON | None = None,
-    expected_version: int | None = None,
-) -> Task:
+async def reroute(step: Step[RerouteArgs]) -> None:
     """Send a handed-back task again, to the same or another assignee, through the gate."""
-    if (assignee is None) == (capability is None):
-        raise InvalidInput("reroute takes exactly one of assignee or capability")
-    wanted: JSON | None = None
-    if assignee is not None:
-        check_agent_id(assignee, "assignee")
+    tx, task, args = step.tx, step.task, step.args
+    if args.assignee is not None:
+        task.assignee = await _existing_agent(tx, args.assignee)
+        task.route = {"via": "handoff"}
     else:
-        wanted = check_capability(capability)
-
-    async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-        if assignee is not None:
-            task.assignee = await _existing_agent(tx, assignee)
-            task.route = {"via": "handoff"}
-        else:
-            task.assignee = await _offering_agent(tx, actor, wanted or {})
-            task.route = {"via": "request_capability", "capability": wanted}
-        await _pass_gate(tx, task, "reroute", recorded, by_system=False)
-        await _record_hold(tx, task, recorded)
-
-    return await run_verb(store, actor, task_id, "reroute", expected_version, act)
+        task.assignee = await _offering_agent(tx, step.actor, args.wanted or {})
+        task.route = {"via": "request_capability", "capability": args.wanted}
+    await _pass_gate(tx, task, step.verb, step.recorded, by_system=False)
+    await _record_hold(tx, task, step.recorded)
 
 
 async def _pass_gate(

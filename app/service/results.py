@@ -1,86 +1,74 @@
-"""Results: return_result (checked at once by the result policy) and decide_result."""
+"""The acts of results: return_result (checked at once by the result policy) and
+decide_result (declared in app/service/verbs.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from app.domain import evidence, lineage, policy, shapes
+from app.domain import evidence, lineage, policy
 from app.domain.actors import is_actor
 from app.domain.clock import new_id, now, sha256_of
 from app.domain.errors import Conflict, Forbidden, InvalidInput
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.types import JSON
-from app.service.inputs import ResultInput, Submission, VerdictInput, check_verdicts
-from app.service.unit import Moves, can_see, run_verb, visible_task
+from app.service.arguments import DecisionArgs, ResultArgs
+from app.service.inputs import Submission
+from app.service.unit import Moves, Step, can_see, visible_task
 from app.storage.store import Store
 from app.storage.tx import Tx
 
-DECISIONS = {
+DECISIONS = {  # where each decision takes the task (one of the table's targets), the status
     "accept": ("completed", "accepted"),
     "request_changes": ("working", "rejected"),
     "reject": ("rejected", "rejected"),
 }
 
 
-async def return_result(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    result: ResultInput,
-    expected_version: int | None = None,
-) -> Task:
+async def return_result(step: Step[ResultArgs]) -> None:
     """Move to verifying, judge the evidence by the requester's owner's policy, move on."""
-    submission = result.checked()
-    if submission.submission_id is not None:
-        repeat = await _repeated_submission(store, actor, task_id, submission)
-        if repeat is not None:
-            return repeat
-
-    async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-        criteria = len(task.packet["acceptance_criteria"])
-        evidence.check_indexes(submission.evidence, criteria, len(submission.artifacts))
-        recorded.move(task, "return_result", "verifying", kind="result")
-        previous = task.result
-        body = await _result_body(tx, actor, task, submission, recorded, previous)
-        rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
-        verdict = policy.judge(rule, body["evidence_report"])
-        body.update(
-            status=verdict.status,
-            verdicts=verdict.verdicts,
-            reason=verdict.reason,
-            decided_by=verdict.decided_by,
-            decided_by_policy=verdict.decided_by_policy,
-        )
-        task.result = body
-        if previous is not None:  # a first result has no earlier revision to supersede
-            await tx.begin()
-            await tx.results.supersede(task.id, body["revision"])
-        tx.results.insert_with_move(
-            {
-                "id": new_id(),
-                "task_id": task.id,
-                "revision": body["revision"],
-                "status": body["status"],
-                "submission_id": submission.submission_id,
-                "submission_sha256": submission.fingerprint(),
-                "body": body,
-                "created_at": recorded.at,
-            }
-        )
-        recorded.move(task, "return_result", verdict.to_state, by_system=True, note=verdict.reason)
-
-    return await run_verb(
-        store, actor, task_id, "return_result", expected_version, act, alone=True, result_rules=True
+    tx, task, recorded, submission = step.tx, step.task, step.recorded, step.args.submission
+    criteria = len(task.packet["acceptance_criteria"])
+    evidence.check_indexes(submission.evidence, criteria, len(submission.artifacts))
+    step.move(kind="result")
+    previous = task.result
+    body = await _result_body(tx, step.actor, task, submission, recorded, previous)
+    rule = policy.pick(await tx.result_rules.of(task.requester_owner), task)
+    verdict = policy.judge(rule, body["evidence_report"])
+    body.update(
+        status=verdict.status,
+        verdicts=verdict.verdicts,
+        reason=verdict.reason,
+        decided_by=verdict.decided_by,
+        decided_by_policy=verdict.decided_by_policy,
     )
+    task.result = body
+    if previous is not None:  # a first result has no earlier revision to supersede
+        await tx.begin()
+        await tx.results.supersede(task.id, body["revision"])
+    tx.results.insert_with_move(
+        {
+            "id": new_id(),
+            "task_id": task.id,
+            "revision": body["revision"],
+            "status": body["status"],
+            "submission_id": submission.submission_id,
+            "submission_sha256": submission.fingerprint(),
+            "body": body,
+            "created_at": recorded.at,
+        }
+    )
+    step.move(verdict.to_state, by_system=True, note=verdict.reason)
 
 
-async def _repeated_submission(
-    store: Store, actor: Principal, task_id: str, result: Submission
+async def repeated_result(
+    store: Store, actor: Principal, task_id: str, args: ResultArgs
 ) -> Task | None:
+    """The task, if this result repeats an earlier one's submission_id (the same result)."""
+    result = args.submission
+    if result.submission_id is None:
+        return None
     async with store.read() as tx:
         task = await visible_task(tx, actor, task_id)
-        earlier = await tx.results.find_submission(task_id, result.submission_id or "")
+        earlier = await tx.results.find_submission(task_id, result.submission_id)
     if earlier is None:
         return None
     if not is_actor("assignee", actor, task):
@@ -146,39 +134,24 @@ async def _held_hashes(
     return held
 
 
-async def decide_result(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    decision: str,
-    verdicts: Sequence[VerdictInput | JSON] | None = None,
-    reason: str | None = None,
-    expected_version: int | None = None,
-) -> Task:
+async def decide_result(step: Step[DecisionArgs]) -> None:
     """The requester's owner decides a result held for approval."""
-    if decision not in DECISIONS:
-        raise InvalidInput(f"decision: {decision!r} is not one of {', '.join(DECISIONS)}")
-    checked = check_verdicts(verdicts)
-    shapes.check("reason", reason)
-    to_state, status = DECISIONS[decision]
-
-    async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-        criteria = len(task.packet["acceptance_criteria"])
-        for v in checked:
-            if v["criterion"] >= criteria:
-                raise InvalidInput(
-                    f"verdicts: criterion {v['criterion']} is out of range ({criteria} criteria)"
-                )
-        body = {
-            **(task.result or {}),
-            "status": status,
-            "verdicts": checked,
-            "reason": reason,
-            "decided_by": actor.as_reference(),
-            "decided_by_policy": None,
-        }
-        task.result = body
-        await tx.results.set(task.id, body["revision"], status, body)
-        recorded.move(task, "decide_result", to_state, note=reason)
-
-    return await run_verb(store, actor, task_id, "decide_result", expected_version, act)
+    task, checked, reason = step.task, step.args.checked, step.args.reason
+    to_state, status = DECISIONS[step.args.decision]
+    criteria = len(task.packet["acceptance_criteria"])
+    for v in checked:
+        if v["criterion"] >= criteria:
+            raise InvalidInput(
+                f"verdicts: criterion {v['criterion']} is out of range ({criteria} criteria)"
+            )
+    body = {
+        **(task.result or {}),
+        "status": status,
+        "verdicts": checked,
+        "reason": reason,
+        "decided_by": step.actor.as_reference(),
+        "decided_by_policy": None,
+    }
+    task.result = body
+    await step.tx.results.set(task.id, body["revision"], status, body)
+    step.move(to_state, note=reason)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from app import spans
 from app.domain import moves, shapes
@@ -11,13 +12,15 @@ from app.domain.clock import now, rfc3339
 from app.domain.errors import ChangedConcurrently, Conflict, NotFound
 from app.domain.events import Event
 from app.domain.principals import Principal
-from app.domain.table import table
+from app.domain.table import TableError, table
 from app.domain.task import Task
 from app.domain.visibility import sees
+from app.service.arguments import Args
 from app.storage.store import Store
 from app.storage.tx import Tx
 
 Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
+A = TypeVar("A", bound=Args)
 ALONE_TRIES = 3  # a move tried as one guarded write, before it takes the task's lock
 
 
@@ -81,6 +84,88 @@ class Moves:
         event = task.record(kind, verb, from_state, actor, self.at)
         self.events.append(event)
         return event
+
+
+@dataclass(frozen=True)
+class Step(Generic[A]):
+    """One call of a verb, inside its transaction: what its act works with."""
+
+    tx: Tx
+    task: Task
+    recorded: Moves
+    actor: Principal
+    verb: str
+    args: A
+
+    def move(self, to_state: str | None = None, **how: Any) -> Event:
+        """The verb's move to `to_state`, by default the table's one target from here."""
+        return self.recorded.move(self.task, self.verb, to_state or self.target(), **how)
+
+    def target(self) -> str:
+        """Where the table takes the task by this verb; an act chooses where it gives several."""
+        targets = table().targets(self.task.state, self.verb)
+        if len(targets) != 1:
+            raise TableError(f"{self.verb} from {self.task.state} goes to {targets}: choose one")
+        return targets[0]
+
+
+VerbAct = Callable[[Step[A]], Awaitable[None]]
+Replay = Callable[[Store, Principal, str, A], Awaitable[Task | None]]
+
+
+@dataclass(frozen=True)
+class Verb(Generic[A]):
+    """A task verb, declared once (app/service/verbs.py): its name (its moves are the table's),
+    its arguments and its `act`, what it does beyond its move (by default only the move).
+    `alone` and `result_rules` as for `run_verb`; `replay`: the task an earlier call that
+    this one repeats has already answered, if any; `description`: its GraphQL field's."""
+
+    name: str
+    args: type[A]
+    act: VerbAct[A] | None = None
+    alone: bool = False
+    result_rules: bool = False
+    replay: Replay[A] | None = None
+    description: str | None = None
+
+    async def __call__(
+        self,
+        store: Store,
+        actor: Principal,
+        task_id: str,
+        *args: Any,
+        expected_version: int | None = None,
+        **kwargs: Any,
+    ) -> Task:
+        """The verb with its arguments given as to its `args` type."""
+        return await self.run(store, actor, task_id, self.args(*args, **kwargs), expected_version)
+
+    async def run(
+        self, store: Store, actor: Principal, task_id: str, args: A, expected_version: int | None
+    ) -> Task:
+        args.check()
+        if self.replay is not None:
+            answered = await self.replay(store, actor, task_id, args)
+            if answered is not None:
+                return answered
+
+        async def act(tx: Tx, task: Task, recorded: Moves) -> None:
+            await (self.act or _only_move)(Step(tx, task, recorded, actor, self.name, args))
+
+        return await run_verb(
+            store,
+            actor,
+            task_id,
+            self.name,
+            expected_version,
+            act,
+            alone=self.alone,
+            result_rules=self.result_rules,
+        )
+
+
+async def _only_move(step: Step[Args]) -> None:
+    step.move(note=step.args.note)
 
 
 async def run_verb(

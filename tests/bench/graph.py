@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from app import service
 from app.domain.task import Task
+from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 from tests.bench.rawhttp import body_of, run_load
@@ -74,7 +74,7 @@ async def seed(url: str, others: int) -> tuple[str, str, str]:
         for i in range(others):  # in pairs, the second depending on the first
             deps = [previous] if previous and i % 2 else []
             previous = (await give(store, packet=packet(depends_on=deps))).id
-        return (await service.provision_token(store, BOB)).token, small, large
+        return (await admin.provision_token(store, BOB)).token, small, large
     finally:
         await store.close()
 

@@ -21,10 +21,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app import service
 from app.domain.clock import rfc3339
 from app.domain.principals import person
-from app.service.schedules import ScheduleInput
+from app.service.admin import register_agent
+from app.service.schedules import ScheduleInput, create_schedule
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 from tests.bench.run import pg_admin
@@ -41,7 +41,7 @@ async def make_schedules(url: str, count: int, starts_at: datetime) -> None:
     try:
         await upgrade(store.engine)
         admin = person("admin")
-        await service.register_agent(store, admin, "ticker")
+        await register_agent(store, admin, "ticker")
         made = ScheduleInput(
             project="ticks",
             packet=PACKET,
@@ -50,7 +50,7 @@ async def make_schedules(url: str, count: int, starts_at: datetime) -> None:
             starts_at=rfc3339(starts_at),
         )
         for _ in range(count):
-            await service.create_schedule(store, admin, made)
+            await create_schedule(store, admin, made)
     finally:
         await store.close()
 

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app import service
 from app.domain.clock import parse_rfc3339
 from app.domain.principals import person
+from app.service import creation
 from app.service.inputs import HandoffInput
 from app.storage.store import Store
 from tests.bench.bench_server import cpu_seconds
@@ -90,7 +90,7 @@ async def backlog(url: str, count: int) -> None:
     try:
         for _ in range(count // 2):
             inp = HandoffInput(project="bench", assignee="admin/worker", packet=dict(PACKET))
-            await service.handoff(store, person("admin"), inp)
+            await creation.handoff(store, person("admin"), inp)
     finally:
         await store.close()
 

@@ -54,8 +54,8 @@ async def _admin(statement: str) -> None:
 
 
 async def _tasks(url: str, count: int) -> list[str]:
-    from app import service
     from app.domain.principals import agent, person
+    from app.service import admin, creation, verbs
     from app.service.inputs import HandoffInput
     from app.storage.migrate import upgrade
     from app.storage.store import Store
@@ -64,14 +64,14 @@ async def _tasks(url: str, count: int) -> list[str]:
     try:
         await upgrade(store.engine)
         alice = person("alice")
-        await service.provision_token(store, alice)
-        await service.register_agent(store, alice, "writer")
+        await admin.provision_token(store, alice)
+        await admin.register_agent(store, alice, "writer")
         packet = {"task": "bench", "deliverable_type": "code", "acceptance_criteria": ["it runs"]}
         ids = []
         for _ in range(count):
             inp = HandoffInput(project="bench", assignee="alice/writer", packet=packet)
-            task = await service.handoff(store, alice, inp)
-            await service.accept_task(store, agent("alice/writer"), task.id)
+            task = await creation.handoff(store, alice, inp)
+            await verbs.accept_task(store, agent("alice/writer"), task.id)
             ids.append(task.id)
         return ids
     finally:
