@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from factory import BOB, CHECKPOINT, PLANNER, call, give, setup, snapshot
+from factory import ALICE, BOB, CHECKPOINT, PLANNER, call, give, setup, snapshot
 from sqlalchemy import insert, inspect, text
 from sqlalchemy.exc import IntegrityError
 
+from app.storage.graph import graph_tasks
 from app.storage.migrate import downgrade, upgrade
+from app.storage.repositories import events as event_repository
+from app.storage.repositories import tasks as task_repository
 from app.storage.store import Store
 from app.storage.tables import CheckpointRow, ErasedPrincipalRow, ScheduleRunRow, metadata
 
@@ -94,9 +97,12 @@ async def foreign_keys(store: Store) -> dict[str, list[tuple[list[str], str, lis
 
 
 async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
-    database_url: str,
+    database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store(database_url)
+    # the server at 0007 wrote no steps of a task's graph (task_links, migration 0011)
+    for writer in (task_repository, event_repository):
+        monkeypatch.setattr(writer, "links_of", lambda task: [])
     try:
         await upgrade(store.engine, "0007")
         await setup(store)
@@ -108,9 +114,13 @@ async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
         await call(store, "return_result", BOB, child.id)
         held = await give(store, project="held")  # waits for bob's approval
         before = await snapshot(store)
+        monkeypatch.undo()
         await upgrade(store.engine)
         assert await snapshot(store) == before
         assert held.state == "waiting"
+        async with store.read() as tx:  # the upgrade wrote the steps of the tasks it found
+            graph, _ = await graph_tasks(tx, ALICE, parent.id, 4, 10)
+        assert [t.id for t in graph] == [parent.id, child.id]
         keys = await foreign_keys(store)
         for table, column in REFERRING.items():
             assert keys[table] == [([column], "tasks", ["id"])], table

@@ -1,6 +1,10 @@
 """A task's graph in one statement, whatever its size: a recursive CTE walks from the task
 along visible tasks only, and the same statement returns the rows of the tasks it reached.
 
+The walk reads the steps of the tasks it has reached from `task_links` (by its primary key:
+a step's start), and each task a step reaches by its own primary key, visibility checked on
+it there: its cost follows the graph, not the number of tasks in the database.
+
 The walk keeps a direction, so that it answers "ancestors, descendants, and dependencies
 both ways" and not the whole connected component:
 
@@ -28,18 +32,15 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
-    func,
     literal,
-    literal_column,
     or_,
     select,
-    true,
 )
 
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.repositories.tasks import tasks
+from app.storage.repositories.tasks import task_links, tasks
 from app.storage.tx import Tx
 from app.storage.visibility import visible
 
@@ -58,16 +59,15 @@ async def graph_tasks(
     """The visible tasks of `root`'s graph (root first), at most `limit`; and whether there
     were more. Empty when `root` does not exist or is not visible."""
     params = {"root": root, "depth": depth, "limit": limit + 1}
-    rows = await tx.rows(_statement(tx.sqlite, principal), params)
+    rows = await tx.rows(_statement(principal), params)
     return [mapping.task_from_row(r) for r in rows[:limit]], len(rows) > limit
 
 
 @lru_cache(maxsize=256)
-def _statement(sqlite: bool, principal: Principal) -> Select[Any]:
+def _statement(principal: Principal) -> Select[Any]:
     """The statement for one viewer, built once (building it costs more than running it);
     the task, the depth and the limit are bound parameters."""
-    seen = select(tasks.c.id, tasks.c.parent_task_id, tasks.c.packet).where(visible(principal))
-    walk = _walk(sqlite, seen.cte("seen"))
+    walk = _walk(principal)
     first = case((tasks.c.id == bindparam("root", type_=String), 0), else_=1)
     return (
         select(tasks)
@@ -77,60 +77,26 @@ def _statement(sqlite: bool, principal: Principal) -> Select[Any]:
     )
 
 
-def _walk(sqlite: bool, seen: CTE) -> CTE:
-    steps = _steps(sqlite, seen)
+def _walk(principal: Principal) -> CTE:
     root = bindparam("root", type_=String)
+    seen = visible(principal)
     start = (
         select(
             cast(root, String).label("id"),
             cast(literal("self"), String).label("way"),
             cast(literal(0), Integer).label("d"),
         )
-        .where(select(seen.c.id).where(seen.c.id == root).exists())
+        .where(select(tasks.c.id).where(tasks.c.id == root, seen).exists())
         .cte("walk", recursive=True)
     )
-    follows = or_(*(and_(start.c.way == w, steps.c.way.in_(n)) for w, n in NEXT.items()))
+    follows = or_(*(and_(start.c.way == w, task_links.c.way.in_(n)) for w, n in NEXT.items()))
     step = (
-        select(steps.c.dst, steps.c.way, start.c.d + 1)
-        .select_from(start.join(steps, steps.c.src == start.c.id))
-        .where(start.c.d < bindparam("depth", type_=Integer), follows)
-        .where(steps.c.dst.in_(select(seen.c.id)))
+        select(task_links.c.dst, task_links.c.way, start.c.d + 1)
+        .select_from(
+            start.join(task_links, task_links.c.src == start.c.id).join(
+                tasks, tasks.c.id == task_links.c.dst
+            )
+        )
+        .where(start.c.d < bindparam("depth", type_=Integer), follows, seen)
     )
     return start.union(step)
-
-
-def _steps(sqlite: bool, seen: CTE) -> CTE:
-    """Every step the walk may take, as (src, dst, way), both ways of both kinds of edge."""
-    deps = _dependencies(sqlite, seen)
-    parent = cast(seen.c.parent_task_id, String)
-    own = cast(seen.c.id, String)
-    has_parent = seen.c.parent_task_id.is_not(None)
-    return (
-        select(own.label("src"), parent.label("dst"), _way("up"))
-        .where(has_parent)
-        .union_all(
-            select(parent, own, _way("down")).where(has_parent),
-            select(deps.c.task_id, deps.c.dep_id, _way("out")),
-            select(deps.c.dep_id, deps.c.task_id, _way("in")),
-        )
-        .cte("steps")
-        .prefix_with("MATERIALIZED")
-    )
-
-
-def _way(name: str) -> Any:
-    return cast(literal(name), String).label("way")
-
-
-def _dependencies(sqlite: bool, seen: CTE) -> CTE:
-    """(task_id, dep_id) for each id a visible task's packet.depends_on names."""
-    if sqlite:
-        each = func.json_each(seen.c.packet, "$.depends_on").table_valued("value")
-    else:
-        named = func.jsonb_path_query_array(seen.c.packet, literal_column("'$.depends_on[*]'"))
-        each = func.jsonb_array_elements_text(named).table_valued("value")
-    return (
-        select(cast(seen.c.id, String).label("task_id"), cast(each.c.value, String).label("dep_id"))
-        .select_from(seen.join(each, true()))
-        .cte("deps")
-    )

@@ -71,6 +71,21 @@ class TaskRow(SQLModel, table=True):
     schedule_version: int | None = None
 
 
+class TaskLinkRow(SQLModel, table=True):
+    """A step of a task's graph, from `src` to `dst`, both ways of both kinds of edge: `up`
+    (to the parent) and `down` (to a subtask), `out` (to a task named in the packet's
+    `depends_on`) and `in` (to a task naming it there). Written with the task (its parent and
+    its packet never change), so that `task_graph` walks from a task through this table's
+    primary key, however many tasks there are. No foreign keys: `depends_on` may name a task
+    that does not exist, and a walk only ever starts from one that does."""
+
+    __tablename__ = "task_links"
+
+    src: str = Field(primary_key=True, max_length=64)
+    way: str = Field(primary_key=True, max_length=4)
+    dst: str = Field(primary_key=True, max_length=64)
+
+
 class EventRow(SQLModel, table=True):
     """The event log: one row per event, `seq` strictly increasing in commit order."""
 

@@ -43,7 +43,13 @@ from app.domain.task import Task
 from app.storage import mapping
 from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository, insert_of
-from app.storage.repositories.tasks import changed_concurrently, refused_insert, tasks
+from app.storage.repositories.tasks import (
+    changed_concurrently,
+    links_of,
+    refused_insert,
+    task_links,
+    tasks,
+)
 from app.storage.tables import EventRow, table_of
 
 events = table_of(EventRow)
@@ -197,6 +203,9 @@ class Events(Repository):
             if created is not None:
                 await self.tx.tasks.insert(*created)
             moved = created = None
+        if created is not None:  # its steps in the task's graph ride on its insert
+            for link in links_of(created[0]):
+                self.tx.ride(task_links, link)
         if moved is None and created is None:
             for table, row in self.tx.take_riders():
                 await self.tx.conn.execute(insert_of(table), row)

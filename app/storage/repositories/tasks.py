@@ -19,12 +19,14 @@ from app.storage import mapping
 from app.storage.fast.direct import direct
 from app.storage.repositories import rules
 from app.storage.repositories.base import Repository
-from app.storage.tables import TaskRow, table_of
+from app.storage.tables import TaskLinkRow, TaskRow, table_of
 
 tasks = table_of(TaskRow)
+task_links = table_of(TaskLinkRow)
 
 _JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
 _INSERT = direct(insert(tasks))
+_INSERT_LINKS = insert(task_links)
 _BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
 _BY_ID_LOCKED = direct(_BY_ID.with_for_update())
 # the task with its requester's owner's result rules beside it, one row per rule (or one
@@ -98,6 +100,9 @@ class Tasks(Repository):
             if refused is None:
                 raise
             raise refused from error
+        links = links_of(task)
+        if links:
+            await self.tx.conn.execute(_INSERT_LINKS, links)
 
     async def update(self, task: Task, old_version: int) -> None:
         """Conflict unless the stored task is still at `old_version`."""
@@ -145,3 +150,16 @@ def _kept(row: dict[str, Any]) -> dict[str, Any]:
         if value is not None:
             kept[name] = orjson.dumps(value)
     return kept
+
+
+def links_of(task: Task) -> list[dict[str, str]]:
+    """The task's steps in `task_links`: to and from its parent, to and from each task its
+    packet depends on."""
+    links = []
+    if task.parent_task_id:
+        links.append({"src": task.id, "way": "up", "dst": task.parent_task_id})
+        links.append({"src": task.parent_task_id, "way": "down", "dst": task.id})
+    for named in dict.fromkeys(task.packet.get("depends_on") or []):
+        links.append({"src": task.id, "way": "out", "dst": named})
+        links.append({"src": named, "way": "in", "dst": task.id})
+    return links
