@@ -5,13 +5,13 @@ path, answering as the fast paths do."""
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy
+from compat_break import lacking
 from factory import CODER, PLANNER, call, give, load, packet, snapshot
 from server import Server, persons
 from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_connection
@@ -110,20 +110,10 @@ async def test_a_store_runs_the_plain_path_without_them_with_the_same_answers(
         await fast.close()
 
 
-def _sitecustomize(directory: Path) -> dict[str, str]:
-    """An environment whose Python finds SQLAlchemy lacking a name at startup."""
-    (directory / "sitecustomize.py").write_text(
-        "from app.compat import sqlalchemy as compat\n\n"
-        f"compat.REQUIRED = (*compat.REQUIRED, {RENAMED!r})\n"
-    )
-    path = os.pathsep.join(p for p in (str(directory), os.environ.get("PYTHONPATH")) if p)
-    return {"PYTHONPATH": path, "PRICKLE_FAST_PATHS": "on"}
-
-
 def test_a_server_without_them_says_so_once_and_serves_a_lifecycle(
     start_server: Callable[..., Server], tmp_path: Path
 ) -> None:
-    server = start_server(env=_sitecustomize(tmp_path))
+    server = start_server(env=lacking(tmp_path, "sqlalchemy", RENAMED))
     alice = persons(server, "alice")["alice"]
     coder = server.register(alice, "coder")
     handoff = {"project": "apps", "assignee": "alice/coder", "packet": packet()}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat_break import lacking
 from live import Cast
 from server import Server
 from strawberry.types import get_object_definition
@@ -24,6 +25,7 @@ from app.api.schema import build_schema
 from app.compat import strawberry as compat
 
 VERSION = version("strawberry-graphql")
+MISSING = ("strawberry.types.info", "Info._gone")  # a name no Strawberry has
 WARNING = "the API's fast paths are off"
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
@@ -59,14 +61,12 @@ def test_the_check_passes_on_the_strawberry_the_server_runs(checked_again: None)
 def test_a_missing_name_is_one_warning_and_the_plain_path(
     checked_again: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(
-        compat, "REQUIRED", (*compat.REQUIRED, ("strawberry.types.info", "Info._gone"))
-    )
-    with caplog.at_level(logging.WARNING, logger="prickle.compat"):
+    monkeypatch.setattr(compat, "REQUIRED", (*compat.REQUIRED, MISSING))
+    with caplog.at_level(logging.WARNING, logger=compat.log.name):
         assert not compat.usable()
         assert not compat.usable()
         assert not fast_paths.enabled()
-    warned = [r for r in caplog.records if r.name == "prickle.compat"]
+    warned = [r for r in caplog.records if r.name == compat.log.name]
     assert len(warned) == 1
     message = warned[0].getMessage()
     assert f"strawberry-graphql {VERSION}" in message
@@ -76,17 +76,14 @@ def test_a_missing_name_is_one_warning_and_the_plain_path(
 def test_a_schema_built_when_the_check_fails_has_no_fast_path(
     checked_again: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(compat.BREAK_VARIABLE, "sqlalchemy, strawberry")
+    monkeypatch.setattr(compat, "REQUIRED", (*compat.REQUIRED, MISSING))
     schema = build_schema(fast_paths.enabled())
     assert not schema.fast
     assert not issubclass(schema.execution_context_class, CompilingExecutor)
     assert get_object_definition(HandoffInput, strict=True).from_input is None
 
 
-def test_the_break_variable_names_other_libraries_too(
-    checked_again: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(compat.BREAK_VARIABLE, "sqlalchemy")
+def test_a_check_that_passes_wires_the_fast_paths_in(checked_again: None) -> None:
     assert compat.usable()
     assert build_schema(fast_paths.enabled()).fast
 
@@ -116,15 +113,15 @@ def _life(server: Server) -> list[str]:
 
 
 def test_a_server_whose_check_fails_warns_once_and_answers_as_with_the_fast_paths(
-    start_server: Callable[..., Server],
+    start_server: Callable[..., Server], tmp_path: Path
 ) -> None:
-    plain = start_server(env={"PRICKLE_FAST_PATHS": "on", compat.BREAK_VARIABLE: "strawberry"})
+    plain = start_server(env=lacking(tmp_path, "strawberry", MISSING))
     plain_answers = _life(plain)
     plain.stop()
     warned = [line for line in plain.output().splitlines() if WARNING in line]
     assert len(warned) == 1, plain.output()
     assert f"strawberry-graphql {VERSION}" in warned[0]
-    fast = start_server(env={"PRICKLE_FAST_PATHS": "on", compat.BREAK_VARIABLE: ""})
+    fast = start_server(env={"PRICKLE_FAST_PATHS": "on"})
     assert _life(fast) == plain_answers
     assert WARNING not in fast.output()
 

@@ -6,17 +6,12 @@ version the fast paths were not written for), it logs one warning naming the lib
 version and what is missing, and answers False: the server then runs plain Strawberry, on
 its public API only. It never raises, and neither does importing this module: a name that
 is missing is None here (a base class: `object`), and only used once `usable()`.
-
-`PRICKLE_COMPAT_BREAK` is for tests: a comma-separated list of library names
-(`strawberry`, `sqlalchemy`); with `strawberry` in it, the check fails as if a required
-name were missing.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-import os
 from collections.abc import Callable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -24,10 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import graphql
 
-log = logging.getLogger("prickle.compat")
+log = logging.getLogger(__name__)
 
 LIBRARY = "strawberry-graphql"
-BREAK_VARIABLE = "PRICKLE_COMPAT_BREAK"
 HANDLERS = "strawberry.subscriptions.protocols.graphql_transport_ws.handlers"
 
 REQUIRED: tuple[tuple[str, str], ...] = (
@@ -86,18 +80,10 @@ def missing() -> list[str]:
     return [f"{module}:{path}" for module, path in REQUIRED if _found(module, path) is None]
 
 
-def broken_on_purpose(library: str) -> bool:
-    """Whether `PRICKLE_COMPAT_BREAK` (for tests) names `library`."""
-    names = os.environ.get(BREAK_VARIABLE, "").split(",")
-    return library in (name.strip().lower() for name in names)
-
-
 @cache
 def usable() -> bool:
     """Whether every name the fast paths rely on is there (checked once; a warning if not)."""
     absent = missing()
-    if broken_on_purpose("strawberry"):
-        absent.append(f"every name ({BREAK_VARIABLE} names strawberry)")
     if absent:
         log.warning(
             "%s %s (graphql-core %s): the API's fast paths are off, the plain path answers;"
