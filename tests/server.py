@@ -337,6 +337,22 @@ def persons(server: Server, *handles: str) -> dict[str, str]:
     return dict(zip(handles, made, strict=True))
 
 
+ROUTE_HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id state } }"
+ALLOW_ALICE = 'mutation { set_gate_rule(input: {effect: allow, requester_owner: "alice"}) { id } }'
+
+
+def routed_task(server: Server, packet: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """alice/planner's task, routed to bob/coder by bob's gate (it allows alice's agents):
+    its id and state, and the tokens of alice, bob and those two agents."""
+    tokens = persons(server, "alice", "bob")
+    tokens["alice/planner"] = server.register(tokens["alice"], "planner")
+    tokens["bob/coder"] = server.register(tokens["bob"], "coder")
+    server.data(ALLOW_ALICE, token=tokens["bob"])
+    handoff = {"project": "work", "assignee": "bob/coder", "packet": packet}
+    task = server.data(ROUTE_HANDOFF, {"input": handoff}, tokens["alice/planner"])["handoff"]
+    return task, tokens
+
+
 def provisioned(database_url: str, *principals: Any) -> list[str]:
     """New tokens for persons or agents (made if missing) on the database: the service
     `prickle token create` calls, run in this process (tests/test_cli.py and

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from factory import PACKET
-from server import Server, persons
+from server import Server, routed_task
 
 from app.docs import task_states_markdown
 from app.domain.table import load, load_json, table
@@ -29,7 +29,6 @@ EXTRA = {
     "rules": [{"verb": "accept_task", "actor": "assignee"}],
 }
 
-HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id state } }"
 HAND_BACK = "mutation($id: ID!) { hand_back(task_id: $id) { state } }"
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { state version } }"
 VERBS = "query($id: ID!) { task(id: $id) { state allowed_verbs } }"
@@ -57,13 +56,7 @@ def server(start_server: Any, extended: Path) -> Server:
 
 def returned_task(server: Server) -> tuple[str, dict[str, str]]:
     """A task alice/planner handed to bob/coder, which bob/coder handed back; the cast's tokens."""
-    tokens = persons(server, "alice", "bob")
-    tokens["alice/planner"] = server.register(tokens["alice"], "planner")
-    tokens["bob/coder"] = server.register(tokens["bob"], "coder")
-    rule = 'mutation { set_gate_rule(input: {effect: allow, requester_owner: "alice"}) { id } }'
-    server.data(rule, token=tokens["bob"])
-    handoff = {"project": "work", "assignee": "bob/coder", "packet": PACKET}
-    task = server.data(HANDOFF, {"input": handoff}, tokens["alice/planner"])["handoff"]
+    task, tokens = routed_task(server, PACKET)
     assert task["state"] == "routed"
     back = server.data(HAND_BACK, {"id": task["id"]}, tokens["bob/coder"])["hand_back"]
     assert back["state"] == "returned"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from factory import BOB, PACKET, TASK_VERBS, planned_task
-from server import ROOT, Server, persons
+from server import ROOT, Server, routed_task
 
 from app.domain.table import TableError, load_json
 from app.service.arguments import Args
@@ -31,7 +31,6 @@ from app.service.verbs import declare
 pause_task = declare("pause_task", Reason, run.stop, alone=True, description="Pause the run.")
 """
 
-HANDOFF = "mutation($input: HandoffInput!) { handoff(input: $input) { id } }"
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { state } }"
 START = "mutation($id: ID!) { start_task(task_id: $id) { state } }"
 PAUSE = """mutation($id: ID!, $v: Int) {
@@ -75,13 +74,8 @@ def server(start_server: Any, env: dict[str, str]) -> Server:
 
 def working_task(server: Server) -> tuple[str, dict[str, str]]:
     """alice/planner's task, started by bob/coder; the cast's tokens."""
-    tokens = persons(server, "alice", "bob")
-    tokens["alice/planner"] = server.register(tokens["alice"], "planner")
-    tokens["bob/coder"] = server.register(tokens["bob"], "coder")
-    rule = 'mutation { set_gate_rule(input: {effect: allow, requester_owner: "alice"}) { id } }'
-    server.data(rule, token=tokens["bob"])
-    handoff = {"project": "work", "assignee": "bob/coder", "packet": PACKET}
-    task_id = server.data(HANDOFF, {"input": handoff}, tokens["alice/planner"])["handoff"]["id"]
+    task, tokens = routed_task(server, PACKET)
+    task_id = task["id"]
     for verb in (ACCEPT, START):
         server.data(verb, {"id": task_id}, tokens["bob/coder"])
     return task_id, tokens
