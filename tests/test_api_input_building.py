@@ -21,6 +21,8 @@ from strawberry.types.arguments import convert_argument
 from app.api import inputs
 from app.api.schema import schema
 
+pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+
 SCALARS: dict[str, Any] = {
     "String": "text",
     "ID": "id-1",

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = (
     "starlette",

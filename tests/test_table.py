@@ -11,6 +11,8 @@ import pytest
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
 
+pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+
 SHARED = Path("/work/shared/protocol/transitions.json")
 
 
