@@ -7,8 +7,8 @@
 #   postgres  fast paths off   the same, but those marked `once`
 # Each pass spreads its test modules over PRICKLE_TEST_WORKERS processes (pytest-xdist,
 # default 3; 0 runs them in this one); the tests marked `serial` then run alone. Arguments
-# go to every pass (e.g. a test file, `-x`, `-n 0`). Every pass runs; the script fails when
-# any of them fails.
+# go to every pass (e.g. a test file, `-x`); a `-m` of theirs would replace the pass's own.
+# Every pass runs; the script fails when any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -21,26 +21,29 @@ off_selection="api_and_storage and not fast_path"
 status=0
 
 # run_pass NAME BACKEND FAST_PATHS [MARK_EXPRESSION]: one pass of the suite, with the
-# script's arguments. pytest's exit code 5 means it selected no test: right when the
-# arguments narrow the run (a file of `once` tests, say, has nothing for PostgreSQL), a
-# mistake in the script's own selection when there are none, so a failure then.
+# script's arguments: its tests spread over the workers, then those marked `serial` (timed
+# against a deadline, they would be slowed by the others) alone in this process. pytest's
+# exit code 5 means it selected no test: right for either half alone, and for both when
+# the arguments narrow the run (a file of `once` tests has nothing for PostgreSQL); a
+# mistake in the script's own selection when there are no arguments, so a failure then.
 run_pass() {
-    local name=$1 backend=$2 fast=$3 selection=${4:-}
-    local marks=() code=0 began=$SECONDS
+    local name=$1 backend=$2 fast=$3 selection=${4:+($4) and }
+    local spread=0 alone=0 began=$SECONDS
     echo "== tests: $name"
-    [ -n "$selection" ] && marks=(-m "$selection")
     PRICKLE_TEST_BACKEND=$backend PRICKLE_FAST_PATHS=$fast .venv/bin/python -m pytest -q \
-        -n "$workers" --dist loadfile "${marks[@]}" "${SCRIPT_ARGS[@]}" || code=$?
-    if [ "$code" = 5 ]; then
-        if [ "${#SCRIPT_ARGS[@]}" -gt 0 ]; then
-            echo "   no test of the given ones belongs to this pass"
-            code=0
-        else
-            echo "!! the $name pass selected no test: FAILED" >&2
-        fi
+        -n "$workers" --dist loadfile -m "${selection}not serial" "${SCRIPT_ARGS[@]}" || spread=$?
+    PRICKLE_TEST_BACKEND=$backend PRICKLE_FAST_PATHS=$fast .venv/bin/python -m pytest -q \
+        -m "${selection}serial" "${SCRIPT_ARGS[@]}" -n 0 || alone=$?
+    if [ "$spread" = 5 ] && [ "$alone" = 5 ] && [ "${#SCRIPT_ARGS[@]}" = 0 ]; then
+        echo "!! the $name pass selected no test: FAILED" >&2
+        status=1
+    elif [ "$spread" = 5 ] && [ "$alone" = 5 ]; then
+        echo "   no test of the given ones belongs to this pass"
     fi
+    for code in "$spread" "$alone"; do
+        if [ "$code" != 0 ] && [ "$code" != 5 ]; then status=1; fi
+    done
     echo "   $name: $((SECONDS - began))s"
-    [ "$code" = 0 ] || status=1
 }
 SCRIPT_ARGS=("$@")
 
