@@ -21,7 +21,7 @@ from strawberry.types.arguments import convert_argument
 from app.api import inputs
 from app.api.schema import schema
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 SCALARS: dict[str, Any] = {
     "String": "text",

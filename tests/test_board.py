@@ -27,7 +27,7 @@ from app import service
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

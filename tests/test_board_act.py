@@ -26,7 +26,7 @@ from app import service
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 LONG_HISTORY = 45  # checkpoints on one task: its timeline needs three pages
 

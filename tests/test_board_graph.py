@@ -22,7 +22,7 @@ from app import service
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 __all__ = ["browser", "page"]
 

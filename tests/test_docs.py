@@ -8,7 +8,7 @@ import pytest
 
 from app.docs import task_states_markdown
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "task-states.md"
 

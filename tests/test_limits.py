@@ -6,7 +6,7 @@ import pytest
 
 from app.api.limits import DEFAULT_RATE, ENVIRONMENT, RateLimit, configured_rate, rate_limit
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 
 class Clock:

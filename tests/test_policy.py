@@ -8,7 +8,7 @@ from factory import packet
 from app.domain.policy import ResultRule, judge, pick
 from app.domain.task import Task
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 
 def task(**fields) -> Task:  # type: ignore[no-untyped-def]

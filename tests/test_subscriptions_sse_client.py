@@ -20,7 +20,7 @@ import pytest
 from live import Cast
 from server import ROOT
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 CAST = ("alice", "alice/coder", "alice/writer")  # conftest's `cast`
 PACKAGE = "graphql-sse@2"

@@ -11,7 +11,7 @@ import pytest
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 SHARED = Path("/work/shared/protocol/transitions.json")
 

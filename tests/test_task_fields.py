@@ -15,7 +15,7 @@ from app.domain.task import PROTOCOL_FIELDS, Gate, Task
 from app.storage import mapping
 from app.storage.tables import TaskRow
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 SCHEMA = Path(__file__).resolve().parent.parent / "app/domain/protocol/task.schema.json"
 GATE_COLUMNS = {"gate_basis", "gate_rule_id", "approval_id"}

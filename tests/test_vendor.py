@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from server import ROOT
 
-pytestmark = pytest.mark.once  # the same on either backend: the SQLite pass only
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 
 def _script() -> ModuleType:
