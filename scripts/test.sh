@@ -2,9 +2,9 @@
 # Install the server with its test dependencies into .venv, then run the server's suite in
 # four passes (README, "Test it"; tests/conftest.py says which test runs where):
 #   sqlite    fast paths on    every test
-#   postgres  fast paths on    every test but those marked `once`
 #   sqlite    fast paths off   the API and storage tests (`api_and_storage`), not `fast_path`
-#   postgres  fast paths off   the same, but those marked `once`
+#   postgres  fast paths on    every test but those marked `once`
+#   postgres  fast paths off   the API and storage tests, not `fast_path` nor `once`
 # Each pass spreads its test modules over PRICKLE_TEST_WORKERS processes (pytest-xdist,
 # default 3; 0 runs them in this one); the tests marked `serial` then run alone. Arguments
 # go to every pass (e.g. a test file, `-x`); a `-m` of theirs would replace the pass's own.
@@ -21,8 +21,8 @@ off_selection="api_and_storage and not fast_path"
 status=0
 
 # run_pass NAME BACKEND FAST_PATHS [MARK_EXPRESSION]: one pass of the suite, with the
-# script's arguments: its tests spread over the workers, then those marked `serial` (timed
-# against a deadline, they would be slowed by the others) alone in this process. pytest's
+# script's arguments: its tests spread over the workers, then those marked `serial` (a load
+# of their own, timed: the others would crowd them) alone in one process. pytest's
 # exit code 5 means it selected no test: right for either half alone, and for both when
 # the arguments narrow the run (a file of `once` tests has nothing for PostgreSQL); a
 # mistake in the script's own selection when there are no arguments, so a failure then.
