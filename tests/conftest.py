@@ -63,6 +63,30 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# Which tests run in which pass of scripts/test.sh (README, "Test it"):
+# - SQLite, fast paths on: every test.
+# - PostgreSQL, fast paths on: every test but those marked `once` (deselected here), whose
+#   subject the backend does not change (the domain, the table, docs, the browser's view).
+#   A test that starts a server or uses `store` or `database_url` depends on the backend;
+#   an unmarked test runs on both, the safe default.
+# - PRICKLE_FAST_PATHS=off, on either backend: the API and storage tests, marked
+#   `api_and_storage` here (the modules named below, and every test on `store`), but not
+#   those marked `fast_path` (scripts/test.sh's `off_selection`).
+API_AND_STORAGE = ("test_api_", "test_store_", "test_subscriptions_", "test_postgres_")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name.startswith(API_AND_STORAGE) or "store" in item.fixturenames:
+            item.add_marker("api_and_storage")
+    if BACKEND == "postgres":
+        once = [item for item in items if item.get_closest_marker("once") is not None]
+        if once:
+            config.hook.pytest_deselected(items=once)
+            items[:] = [item for item in items if item.get_closest_marker("once") is None]
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     templates.remove_all()
 

@@ -47,11 +47,9 @@ OWNER = object()  # "use the owner token printed at start"
 # sqlite (default) or postgres; PRICKLE_TEST_PG names the server whose admin connection
 # creates and drops the tests' databases.
 BACKEND = os.environ.get("PRICKLE_TEST_BACKEND", "sqlite")
-# Tests whose subject does not depend on the backend (what a browser or the npm client does
-# with the server) run in the SQLite pass only: the PostgreSQL pass skips them, saying so.
-ONE_PASS = pytest.mark.skipif(
-    BACKEND == "postgres", reason="the same on either backend: run in the SQLite pass"
-)
+# The old name of `pytest.mark.once` (conftest.py): a test whose subject does not depend on
+# the backend runs in the SQLite pass only.
+ONE_PASS = pytest.mark.once
 PG_ADMIN = os.environ.get("PRICKLE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 postgres_only = pytest.mark.skipif(

@@ -21,7 +21,8 @@ from strawberry.types.arguments import convert_argument
 from app.api import inputs
 from app.api.schema import schema
 
-pytestmark = pytest.mark.fast_path  # the plan per class is the fast path (app/api/fast/inputs.py)
+# the plan per class is the fast path (app/api/fast/inputs.py); the same on either backend
+pytestmark = [pytest.mark.fast_path, pytest.mark.once]
 
 SCALARS: dict[str, Any] = {
     "String": "text",

@@ -6,12 +6,14 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from server import ROOT, prickle
 
 from app.api.schema import sdl
 from app.cli import main
 
 
+@pytest.mark.once
 def test_the_committed_schema_graphql_is_the_live_schema() -> None:
     committed = (ROOT / "schema.graphql").read_text()
     assert committed == sdl(), (
@@ -19,6 +21,7 @@ def test_the_committed_schema_graphql_is_the_live_schema() -> None:
     )
 
 
+@pytest.mark.once
 def test_prickle_schema_writes_the_sdl(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["schema", "--output", str(tmp_path / "schema.graphql")]) == 0
     assert (tmp_path / "schema.graphql").read_text() == sdl()
@@ -26,6 +29,7 @@ def test_prickle_schema_writes_the_sdl(tmp_path: Path, capsys) -> None:  # type:
     assert capsys.readouterr().out.endswith(sdl())
 
 
+@pytest.mark.once
 def test_the_sdl_keeps_the_protocols_snake_case_and_lowercase_enum_values() -> None:
     text = sdl()
     assert "enum TaskState {\n  requested\n  routed\n" in text
@@ -70,6 +74,7 @@ async def test_the_server_answers_health_get_queries_and_graphiql(start_server) 
     assert refused.status_code == 400 and "mutations are not allowed" in refused.text
 
 
+@pytest.mark.once
 def test_more_than_one_worker_on_sqlite_is_refused_with_exit_code_2(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/prickle.db"
     done = prickle("serve", "--workers", "2", "--database-url", url, timeout=60)
@@ -78,6 +83,7 @@ def test_more_than_one_worker_on_sqlite_is_refused_with_exit_code_2(tmp_path: Pa
     assert not (tmp_path / "prickle.db").exists()
 
 
+@pytest.mark.once
 def test_a_malformed_owner_handle_is_refused_with_exit_code_2(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/prickle.db"
     done = prickle("serve", "--owner", "Not Valid", "--database-url", url, timeout=60)

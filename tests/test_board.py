@@ -21,13 +21,13 @@ from typing import Any
 import httpx
 import pytest
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
-from server import ONE_PASS, ROOT, Server, module_database, start
+from server import ROOT, Server, module_database, start
 
 from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = ONE_PASS
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

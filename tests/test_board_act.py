@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from axe import violations
 from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
-from server import ONE_PASS, Server, module_database, start
+from server import Server, module_database, start
 from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
 
 from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = ONE_PASS
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 LONG_HISTORY = 45  # checkpoints on one task: its timeline needs three pages
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 from axe import violations
 from factory import BOB, CODER, HELPER, call, give, packet, setup
-from server import ONE_PASS, Server, module_database, start
+from server import Server, module_database, start
 from test_board import ARTIFACTS, browser, needs_chromium, page, wait_until
 
 from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = ONE_PASS
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 __all__ = ["browser", "page"]
 

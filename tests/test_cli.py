@@ -64,6 +64,7 @@ async def test_the_installed_script_creates_a_token_on_an_empty_database(databas
     assert principal == Principal("person", "bob")
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("who", [["--owner", "Alice"], ["--agent", "alice"], ["--agent", "a/b/c"]])
 def test_token_create_refuses_a_malformed_handle_or_agent_id(tmp_path: Path, capsys, who) -> None:  # type: ignore[no-untyped-def]
     url = f"sqlite+aiosqlite:///{tmp_path}/cli.db"
@@ -72,6 +73,7 @@ def test_token_create_refuses_a_malformed_handle_or_agent_id(tmp_path: Path, cap
     assert not (tmp_path / "cli.db").exists()
 
 
+@pytest.mark.once
 def test_serve_refuses_a_table_that_does_not_load_before_it_starts(tmp_path: Path) -> None:
     broken = json.loads((ROOT / "app/domain/protocol/transitions.json").read_text())
     broken["moves"][0]["rules"][0]["actor"] = "nobody"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from app.docs import task_states_markdown
+
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "task-states.md"
 

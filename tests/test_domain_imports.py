@@ -12,6 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = (
     "starlette",

@@ -20,6 +20,8 @@ from app.domain.principals import agent, person
 from app.domain.schedules import lineage_cause
 from app.domain.table import task_schema
 
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 AT = "2026-12-03T07:00:00.000000Z"
 
 

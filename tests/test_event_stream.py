@@ -114,6 +114,7 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     await replay.aclose()
 
 
+@pytest.mark.serial  # subscribed within the 0.1 s it waits before the move: not in a crowd
 async def test_a_task_subscription_without_cursor_starts_with_a_snapshot(store, hub) -> None:
     alice, coder, writer = await _people(store)
     task = await _routed(store, coder)

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from factory import ALICE, BOB, give, setup
 from live import DEBUG_ENV, settle
-from server import ONE_PASS, Server, module_database, start
+from server import Server, module_database, start
 from test_board import ARTIFACTS, browser, needs_chromium, page, wait_until
 
 from app import graphiql, vendor
@@ -27,7 +27,7 @@ from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 
-pytestmark = ONE_PASS
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 __all__ = ["browser", "page"]
 

@@ -13,6 +13,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.once  # the source, not the database: not run on PostgreSQL
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 ARCHITECTURE = ROOT / "docs/architecture.md"

@@ -6,6 +6,8 @@ import pytest
 
 from app.api.limits import DEFAULT_RATE, ENVIRONMENT, RateLimit, configured_rate, rate_limit
 
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 
 class Clock:
     def __init__(self) -> None:

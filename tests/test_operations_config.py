@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from server import ROOT
 
 from app.tuning import TUNABLES
@@ -38,6 +39,7 @@ def config(*args: str, **env: str) -> dict[str, str]:
     return settings
 
 
+@pytest.mark.once
 def test_every_serve_flag_has_its_variable() -> None:
     from app.cli import _parser
     from app.settings import variable
@@ -61,6 +63,7 @@ def test_every_serve_flag_has_its_variable() -> None:
     assert {a.dest.replace("_", "-") for a in flags} | tunables == set(printed)
 
 
+@pytest.mark.once
 def test_config_reads_the_environment_and_masks_secrets() -> None:
     settings = config(
         PRICKLE_DATABASE_URL="postgresql+asyncpg://prickle:hunter2@db.internal/prickle",
@@ -83,6 +86,7 @@ def test_a_flag_from_the_environment_takes_effect(start_server: Any) -> None:
     assert server.client.get(f"{server.base_url}/metrics").status_code == 403
 
 
+@pytest.mark.once
 def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
     done = prickle(
         "serve", "--database-url", f"sqlite+aiosqlite:///{tmp_path}/p.db", PRICKLE_LOG_FORMAT="xml"
@@ -91,6 +95,7 @@ def test_a_bad_value_from_the_environment_is_refused(tmp_path: Any) -> None:
     assert "--log-format" in done.stderr
 
 
+@pytest.mark.once
 def test_the_pool_size_is_a_setting_and_a_bad_one_is_refused() -> None:
     assert config()["db-pool-size"] == "20"
     assert config(PRICKLE_DB_POOL_SIZE="4")["db-pool-size"] == "4  (PRICKLE_DB_POOL_SIZE is set)"
@@ -99,6 +104,7 @@ def test_the_pool_size_is_a_setting_and_a_bad_one_is_refused() -> None:
     assert "--db-pool-size: '0' is not a positive whole number" in done.stderr
 
 
+@pytest.mark.once
 def test_a_password_given_as_a_query_parameter_is_masked() -> None:
     url = "postgresql+asyncpg://prickle@db.internal/prickle?password=hunter2&sslpassword=k3y"
     settings = config(PRICKLE_DATABASE_URL=url)
@@ -106,6 +112,7 @@ def test_a_password_given_as_a_query_parameter_is_masked() -> None:
     assert "password=***" in settings["database-url"]
 
 
+@pytest.mark.once
 def test_config_refuses_what_serve_refuses() -> None:
     for variables, flag in (
         ({"PRICKLE_LOG_FORMAT": "xml"}, "--log-format"),
@@ -117,6 +124,7 @@ def test_config_refuses_what_serve_refuses() -> None:
         assert flag in done.stderr
 
 
+@pytest.mark.once
 def test_config_shows_each_tuning_variable_and_whether_it_is_set() -> None:
     settings = config(PRICKLE_WEBHOOK_BACKOFF="0.5, 2", PRICKLE_SUBSCRIBER_QUEUE="50")
     assert settings["PRICKLE_WEBHOOK_BACKOFF"] == "0.5,2  (PRICKLE_WEBHOOK_BACKOFF is set)"
@@ -139,6 +147,7 @@ BAD_TUNING = [
 ]
 
 
+@pytest.mark.once
 def test_a_bad_tuning_value_stops_config_and_serve_before_the_database(tmp_path: Any) -> None:
     """Each refused with exit 2 and a line naming the variable and its value; serve has
     not created the database file (before, a bad value was a traceback once serving)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from live import BRIEF, Cast, opened
 from prometheus_client.parser import text_string_to_metric_families
 from server import Server, postgres_only
@@ -154,6 +155,7 @@ def test_an_address_outside_metrics_from_is_refused(start_server: Any) -> None:
     assert "prickle_" not in response.text
 
 
+@pytest.mark.once
 def test_a_malformed_metrics_from_is_refused_at_start(tmp_path: Any) -> None:
     from server import prickle
 

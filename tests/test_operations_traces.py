@@ -65,6 +65,7 @@ def test_a_move_has_its_span(start_server: Any) -> None:
     assert all(cast.token(n) not in json.dumps(spans) for n in CAST)
 
 
+@pytest.mark.once
 def test_off_when_unset_imports_nothing() -> None:
     code = (
         "import sys; from app.main import create_app; create_app();"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from factory import packet
 
 from app.domain.policy import ResultRule, judge, pick
 from app.domain.task import Task
+
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 
 def task(**fields) -> Task:  # type: ignore[no-untyped-def]

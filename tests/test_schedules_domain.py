@@ -28,6 +28,8 @@ from app.domain.schedules import (
     updated,
 )
 
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 MADE = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # a Monday
 
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from app.compat import sqlalchemy as compat
+
+pytestmark = pytest.mark.once  # the source, not the database: not run on PostgreSQL
 
 APP = Path(__file__).resolve().parent.parent / "app"
 

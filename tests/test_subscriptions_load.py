@@ -11,6 +11,7 @@ import socket
 import time
 from typing import Any
 
+import pytest
 from live import (
     ALICE_AND_AGENTS,
     BRIEF,
@@ -26,6 +27,8 @@ from live import (
     settled,
 )
 from server import Server
+
+pytestmark = pytest.mark.serial  # a load of their own on a server: run alone, after the others
 
 CONNECTIONS = 50
 PER_CONNECTION = 10

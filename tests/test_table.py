@@ -12,6 +12,8 @@ from shared_protocol import shared_file
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
 
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 SHARED = "transitions.json"  # the shared protocol's (tests/shared_protocol.py finds it)
 
 

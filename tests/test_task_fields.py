@@ -7,11 +7,15 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from app.api.types import TASK_CONVERTERS, TASK_FIELDS
 from app.api.types import Task as GraphQLTask
 from app.domain.task import PROTOCOL_FIELDS, Gate, Task
 from app.storage import mapping
 from app.storage.tables import TaskRow
+
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 SCHEMA = Path(__file__).resolve().parent.parent / "app/domain/protocol/task.schema.json"
 GATE_COLUMNS = {"gate_basis", "gate_rule_id", "approval_id"}

@@ -15,6 +15,8 @@ from types import ModuleType
 import pytest
 from server import ROOT
 
+pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
+
 
 def _script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("vendor_script", ROOT / "scripts" / "vendor.py")
