@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from functools import cache
 
 from graphql import FieldNode, GraphQLError, OperationDefinitionNode
-from graphql.language import OperationType as CoreOperationType
 from strawberry.extensions import SchemaExtension
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, get_object_definition
 from strawberry.types.graphql import OperationType
 
 from app.observability import metrics
@@ -130,9 +130,16 @@ def _selected(context: object) -> list[tuple[str, str]]:
 
 def _known(context: ExecutionContext, selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Only the fields the schema has (a refused document may name any): bounded labels."""
-    schema = getattr(getattr(context, "schema", None), "_schema", None)
     kind = _kind(context)
-    root = schema.get_root_type(CoreOperationType(kind)) if schema and kind != UNKNOWN else None
-    if root is None:
-        return []
-    return [(key, name) for key, name in selected if name in root.fields]
+    root = getattr(getattr(context, "schema", None), kind, None) if kind != UNKNOWN else None
+    fields = _fields_of(root) if root is not None else frozenset()
+    return [(key, name) for key, name in selected if name in fields]
+
+
+@cache
+def _fields_of(root: type) -> frozenset[str]:
+    """The names of a root type's fields (Strawberry's public type definition)."""
+    definition = get_object_definition(root)
+    if definition is None:
+        return frozenset()
+    return frozenset(f.graphql_name or f.python_name for f in definition.fields)
