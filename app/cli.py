@@ -12,6 +12,7 @@ from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
 from app.domain.table import TableError, table
 from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
+from app.tuning import SettingError
 
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except TableError as error:
         print(f"prickle: the transition table: {error}", file=sys.stderr)
+        return 2
+    except SettingError as error:  # a PRICKLE_* variable, read by whatever the command loads
+        print(f"prickle: {error}", file=sys.stderr)
         return 2
 
 

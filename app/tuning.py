@@ -20,6 +20,11 @@ from app.domain.webhooks import BACKOFF_SECONDS, GIVE_UP_SECONDS
 T = TypeVar("T")
 
 
+class SettingError(ValueError):
+    """A PRICKLE_* variable whose value the server cannot run with: the message names the
+    variable, the value and what is wanted."""
+
+
 def seconds(text: str) -> float:
     """A number of seconds above 0 (`0.5`, `30`)."""
     try:
@@ -72,7 +77,7 @@ class Tunable(Generic[T]):
         try:
             return self.parse(text)
         except ValueError as error:
-            raise ValueError(f"{self.variable}={text!r}: {error}") from None
+            raise SettingError(f"{self.variable}={text!r}: {error}") from None
 
 
 PING_SECONDS = Tunable(

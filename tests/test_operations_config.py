@@ -144,6 +144,7 @@ BAD_TUNING = [
     ("PRICKLE_WEBHOOK_BACKOFF", "5,0", "comma-separated seconds"),
     ("PRICKLE_SUBSCRIBER_QUEUE", "0", "whole number of at least 1"),
     ("PRICKLE_STREAMS_PER_PRINCIPAL", "2.5", "whole number of at least 1"),
+    ("PRICKLE_FAST_PATHS", "maybe", "must be on or off"),
 ]
 
 
@@ -159,3 +160,11 @@ def test_a_bad_tuning_value_stops_config_and_serve_before_the_database(tmp_path:
             assert f"{variable}={value!r}" in done.stderr and wanted in done.stderr, done.stderr
             assert "Traceback" not in done.stderr
     assert not database.exists()
+
+
+@pytest.mark.once
+def test_a_bad_switch_stops_the_schema_export_with_its_line() -> None:
+    done = prickle("schema", PRICKLE_FAST_PATHS="maybe")
+    assert done.returncode == 2, done.stderr
+    assert "prickle: PRICKLE_FAST_PATHS='maybe': must be on or off" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -66,6 +66,17 @@ def test_a_declared_verb_the_table_does_not_name_stops_the_server(env: dict[str,
     assert expected in done.stderr
 
 
+def test_a_declaration_module_that_does_not_import_stops_the_server(
+    env: dict[str, str],
+) -> None:
+    env["PRICKLE_VERBS"] = "no_such_verbs"
+    done = prickle(env, "serve", "--port", "1")
+    assert done.returncode == 2
+    expected = "prickle: PRICKLE_VERBS='no_such_verbs': the module does not import"
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.fixture
 def server(start_server: Any, env: dict[str, str]) -> Server:
     served: Server = start_server(env=env)

@@ -31,6 +31,7 @@ from app.service.arguments import (
     WaitOnArgs,
 )
 from app.service.unit import Replay, Verb, VerbAct
+from app.tuning import SettingError
 
 ENV = "PRICKLE_VERBS"
 A = TypeVar("A", bound=Args)
@@ -96,10 +97,13 @@ reroute = declare(
 @cache
 def registry() -> tuple[Verb[Any], ...]:
     """Every declared verb, those of the module named by PRICKLE_VERBS last; each must be a
-    verb of the table (TableError if not)."""
+    verb of the table (TableError if not), and the module must import (SettingError)."""
     module = os.environ.get(ENV)
     if module:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise SettingError(f"{ENV}={module!r}: the module does not import ({error})") from None
     unknown = [v.name for v in _declared if v.name not in table().verbs]
     if unknown:
         raise TableError(f"declared verbs the table does not name: {', '.join(unknown)}")
