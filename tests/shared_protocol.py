@@ -1,6 +1,11 @@
-"""The shared protocol folder, found beside the project (`<root>/../shared/protocol`), as CI
-clones it. Where it is missing, a test that compares with it fails under CI (`CI=true` or
-`PRICKLE_REQUIRE_SHARED=1`) and is skipped elsewhere, saying where it looked."""
+"""The shared protocol's files, for the tests that compare the project with it.
+
+The shared protocol folder is found beside the project (`<root>/../shared/protocol`), as CI
+lays it out. The project keeps a copy of the files its tests compare with
+(`tests/protocol/`), so that they run where that folder is not beside it; where it is,
+`test_the_kept_copy_is_the_shared_protocol` holds the copy to it, so a protocol change fails
+until the copy (and the project) follows. `PRICKLE_REQUIRE_SHARED=1` makes a missing folder a
+failure instead."""
 
 from __future__ import annotations
 
@@ -11,20 +16,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT.parent / "shared" / "protocol"
+KEPT = Path(__file__).resolve().parent / "protocol"
 
 
-def required() -> bool:
-    return (
-        os.environ.get("CI", "").lower() == "true"
-        or os.environ.get("PRICKLE_REQUIRE_SHARED") == "1"
-    )
-
-
-def shared_file(name: str) -> Path:
-    """The shared protocol's file `name`; a failure (CI) or a skip where it is missing."""
+def beside(name: str) -> Path | None:
+    """The shared folder's file `name`, where the folder is beside the project."""
     path = FOLDER / name
     if path.is_file():
         return path
-    if required():
-        pytest.fail(f"the shared protocol is required here (CI) and {path} is missing")
-    pytest.skip(f"the shared protocol is not beside the project: {path} is missing")
+    if os.environ.get("PRICKLE_REQUIRE_SHARED") == "1":
+        pytest.fail(f"the shared protocol is required here and {path} is missing")
+    return None
+
+
+def shared_file(name: str) -> Path:
+    """The shared protocol's file `name`: the folder's beside the project, else the kept copy."""
+    return beside(name) or KEPT / name

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_protocol import shared_file
+from shared_protocol import KEPT, beside, shared_file
 
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
@@ -188,6 +188,13 @@ def test_a_stopped_run_is_handed_back_by_the_assignees_owner_otherwise_by_the_as
 
 def test_the_creating_verbs_are_the_servers_moves_out_of_requested() -> None:
     assert table().creating == {"handoff", "request_capability"}
+
+
+def test_the_kept_copy_is_the_shared_protocol() -> None:
+    found = beside(SHARED)
+    if found is None:
+        pytest.skip("the shared protocol is not beside the project: the kept copy stands in")
+    assert (KEPT / SHARED).read_bytes() == found.read_bytes()
 
 
 def test_the_shared_protocol_alone_has_no_rules_and_is_refused() -> None:
