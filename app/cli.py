@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from app.domain.errors import ProtocolError
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
     from app.service.auth import NewToken
     from app.service.erasure import Erasure
+    from app.storage.archive import Archived
     from app.storage.store import Store
 
 T = TypeVar("T")
@@ -64,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let webhooks reach loopback, private, link-local and multicast addresses "
         "(default: PRICKLE_ALLOW_PRIVATE_WEBHOOKS)",
+    )
+    serve.add_argument(
+        "--allow-private-agents",
+        action="store_true",
+        help="let remote A2A agents be on loopback, private, link-local and multicast "
+        "addresses (default: PRICKLE_ALLOW_PRIVATE_AGENTS)",
     )
     serve.add_argument(
         "--db-pool-size",
@@ -113,6 +121,20 @@ def _parser() -> argparse.ArgumentParser:
     erase.add_argument("--database-url", default=None)
     erase.set_defaults(run=_erase)
 
+    archive = (
+        commands.add_parser("events", help="the event log")
+        .add_subparsers(required=True, metavar="ACTION")
+        .add_parser(
+            "archive",
+            help="move the events of tasks ended before a date out of the log (a task's own"
+            " history still reads them; a cursor before them is refused)",
+        )
+    )
+    archive.add_argument("--ended-before", required=True, metavar="DATE")
+    archive.add_argument("--jsonl", metavar="FILE", help="into this new file, not a table")
+    archive.add_argument("--database-url", default=None)
+    archive.set_defaults(run=_events_archive)
+
     docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
     docs.add_argument("--output", default="docs/task-states.md")
     docs.set_defaults(run=_docs)
@@ -157,6 +179,7 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_from=args.metrics_from,
         graceful_timeout=args.graceful_timeout,
         allow_private_webhooks=args.allow_private_webhooks,
+        allow_private_agents=args.allow_private_agents,
     )
 
 
@@ -272,6 +295,28 @@ def _erase(args: argparse.Namespace) -> int:
     print(
         f"erased {done.principal} at {done.erased_at}: {done.tokens_revoked} tokens revoked, "
         f"{done.tasks_marked} tasks marked"
+    )
+    return 0
+
+
+def _events_archive(args: argparse.Namespace) -> int:
+    from app.service.archive import archive_events
+    from app.storage.migrate import upgrade
+
+    jsonl = Path(args.jsonl) if args.jsonl else None
+    if jsonl is not None and jsonl.exists():
+        print(f"prickle: --jsonl: {jsonl} exists; name a new file", file=sys.stderr)
+        return 2
+
+    async def run(store: Store) -> Archived:
+        await upgrade(store.engine)
+        return await archive_events(store, args.ended_before, jsonl)
+
+    done = _with_store(args.database_url, run)
+    where = jsonl or "events_archive"
+    print(
+        f"archived {done.events} events of tasks ended before {args.ended_before} to {where};"
+        f" the log is served from cursor {done.archived_to} on"
     )
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import math
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -34,6 +35,9 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from app import board, debug, graphiql, tuning, vendor
+from app.a2a.inbound import mount as a2a
+from app.a2a.outbound.dispatcher import Dispatcher
+from app.a2a.outbound.settings import Settings as DispatchSettings
 from app.api import errors, sse
 from app.api import fast as fast_paths
 from app.api.context import Context, get_context
@@ -46,13 +50,12 @@ from app.api.ws import (
     authenticate_connection,
     close_every_connection,
 )
-from app.domain.errors import InvalidInput, Unauthenticated
+from app.domain.errors import InvalidInput, Unauthenticated, Unavailable
 from app.events.hub import Hub
 from app.observability import drain, metrics, tracing
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
 from app.observability.settings import ACCESS_LOG
-from app.service import reads
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate
 from app.service.scheduler import Scheduler
@@ -83,6 +86,7 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
+        request.state.retry_after = errors.unavailable_for(result.errors, result.data)
         return await super().process_result(request, result)
 
     async def render_graphql_ide(self, request: Request) -> Response:
@@ -129,13 +133,20 @@ class GraphQLApp(GraphQL[Context, None]):
         """Strawberry's answer; a request it refuses gets a GraphQL error (invalid_input)
         instead of plain text, with Strawberry's status."""
         try:
-            return await self.run(request)
+            response = await self.run(request)
         except HTTPException as refusal:
             body = errors.response_body(InvalidInput(refusal.reason))
             return JSONResponse(body, status_code=refusal.status_code)
         except Unauthenticated as refusal:  # an event stream, refused before it opens
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
+        except Unavailable as refusal:  # before anything ran (an event stream's token)
+            return _unavailable(errors.response_body(refusal), refusal.retry_after)
+        retry_after = getattr(request.state, "retry_after", None)
+        if retry_after is not None and response.status_code == 200:
+            response.status_code = 503
+            response.headers["retry-after"] = str(math.ceil(retry_after))
+        return response
 
 
 class FastGraphQLApp(GraphQLApp):
@@ -143,6 +154,10 @@ class FastGraphQLApp(GraphQLApp):
     stream on graphql-transport-ws (app/api/fast/delivery.py)."""
 
     graphql_transport_ws_handler_class = DeliveringHandler
+
+
+def _unavailable(body: dict[str, object], retry_after: float) -> JSONResponse:
+    return JSONResponse(body, status_code=503, headers={"retry-after": str(math.ceil(retry_after))})
 
 
 def _too_large() -> JSONResponse:
@@ -199,20 +214,31 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         store = Store(database_url)
         try:
             await migrate(store)
+            store.watch()
             hub = Hub(store, queue_size=tuning.SUBSCRIBER_QUEUE.value())
             hub.revocation_listeners.append(credentials_of(store).revoked)
             await hub.start()
             scheduler = Scheduler(store, recheck=tuning.SCHEDULER_RECHECK.value())
             await scheduler.start()
-            deliverer = Deliverer(store, Settings.from_environment(), hub.memberships_version)
+            deliverer = Deliverer(
+                store,
+                Settings.from_environment(),
+                hub.memberships_version,
+                bodies={"a2a": a2a.push_body},
+            )
             hub.wake_listeners.append(deliverer.wake)
             await deliverer.start()
+            dispatcher = Dispatcher(store, DispatchSettings.from_environment())
+            hub.wake_listeners.append(dispatcher.wake)
+            await dispatcher.start()
             app.state.store, app.state.hub = store, hub
+            app.state.database_up = lambda: store.health.reachable  # /readyz's
             app.state.scheduler, app.state.deliverer = scheduler, deliverer
             try:
                 async with _observed(store, hub):
                     yield
             finally:
+                await dispatcher.stop()
                 await deliverer.stop()
                 await scheduler.stop()
                 await hub.stop()
@@ -231,6 +257,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         Route("/healthz", healthz),
+        Mount("/a2a", app=a2a.A2A()),
         *board.routes(),
         *graphiql.routes(),
         *vendor.routes(),
@@ -257,7 +284,8 @@ def _middleware() -> list[Middleware]:
 async def _observed(store: Store, hub: Hub) -> AsyncIterator[None]:
     """Beside the app while it serves: the hub lag figure, SQL spans, and draining on SIGTERM
     (every WebSocket closed once the hub has handed out what it read)."""
-    watcher = asyncio.create_task(metrics.watch_hub(hub), name="prickle-hub-lag")
+    up = metrics.watch_hub(hub, lambda: store.health.reachable)
+    watcher = asyncio.create_task(up, name="prickle-hub-lag")
 
     def settled() -> bool:
         return hub.head >= hub.committed and all(s.queue.empty() for s in hub.subscribers)
@@ -279,14 +307,14 @@ async def _observed(store: Store, hub: Hub) -> AsyncIterator[None]:
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """200 when the database answers."""
-    try:
-        await reads.healthy(request.app.state.store)
-    except Exception as error:
-        return JSONResponse(
-            {"status": "unavailable", "error": type(error).__name__}, status_code=503
-        )
-    return JSONResponse({"status": "ok"})
+    """Liveness: 200 while the process serves; the database's state (its probe's) in the
+    body, without failing: restarting the process cannot bring a database back."""
+    return JSONResponse({"status": "ok", "database": _database(request)})
+
+
+def _database(request: Request) -> str:
+    store: Store = request.app.state.store
+    return "up" if store.health.reachable else "down"
 
 
 def app_from_environment() -> Starlette:

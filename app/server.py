@@ -20,6 +20,7 @@ from app.api.limits import configured_rate
 from app.domain.principals import person
 from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
+from app.service import remote_agents
 from app.service.admin import provision_token
 from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
 from app.storage.engine import is_sqlite
@@ -42,6 +43,7 @@ def serve(
     metrics_from: str = LOOPBACK,
     graceful_timeout: int = GRACEFUL_SECONDS,
     allow_private_webhooks: bool = False,
+    allow_private_agents: bool = False,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
@@ -50,7 +52,8 @@ def serve(
     (None: json unless stderr is a terminal); `metrics_from`: the CIDR ranges /metrics
     answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight;
     `allow_private_webhooks`: let webhooks reach private addresses (as
-    PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does)."""
+    PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does); `allow_private_agents`: remote A2A agents (as
+    PRICKLE_ALLOW_PRIVATE_AGENTS=1 does)."""
     try:
         rate = configured_rate(rate_limit)
         networks(metrics_from)
@@ -82,6 +85,8 @@ def serve(
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
     if allow_private_webhooks:
         os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
+    if allow_private_agents:
+        os.environ[remote_agents.ALLOW_PRIVATE_VARIABLE] = "1"
     # operating it (docs/operations.md): logs, metrics of every worker, draining on SIGTERM
     os.environ[METRICS_FROM] = metrics_from
     os.environ[ACCESS_LOG] = "1" if access_log else "0"

@@ -107,6 +107,36 @@ WEBHOOK_LEASE_SECONDS = Tunable(
 WEBHOOK_TIMEOUT_SECONDS = Tunable(
     "PRICKLE_WEBHOOK_TIMEOUT_SECONDS", 10.0, seconds, "how long one webhook request may take"
 )
+A2A_LEASE_SECONDS = Tunable(
+    "PRICKLE_A2A_LEASE_SECONDS", 15.0, seconds, "a remote A2A agent's lease on one process"
+)
+A2A_POLL: Tunable[tuple[float, ...]] = Tunable(
+    "PRICKLE_A2A_POLL",
+    (0.5, 1.0, 2.0, 5.0, 10.0, 30.0),
+    seconds_list,
+    "waits between polls of a remote A2A task (its card without streaming), then the last",
+)
+A2A_TIMEOUT_SECONDS = Tunable(
+    "PRICKLE_A2A_TIMEOUT_SECONDS", 30.0, seconds, "how long one request to a remote agent may take"
+)
+DB_POOL_TIMEOUT = Tunable(
+    "PRICKLE_DB_POOL_TIMEOUT",
+    5.0,
+    seconds,
+    "longest wait for a pooled PostgreSQL connection; past it, unavailable",
+)
+DB_STATEMENT_TIMEOUT = Tunable(
+    "PRICKLE_DB_STATEMENT_TIMEOUT",
+    30.0,
+    seconds,
+    "PostgreSQL's statement_timeout for requests; past it, unavailable",
+)
+COUNT_CAP = Tunable(
+    "PRICKLE_COUNT_CAP",
+    1000,
+    count,
+    "the most a connection's total_count counts (past it: the cap, and total_count_capped)",
+)
 FAST_PATHS = Tunable(
     "PRICKLE_FAST_PATHS",
     True,
@@ -124,6 +154,12 @@ TUNABLES: tuple[Tunable[Any], ...] = (
     WEBHOOK_GIVE_UP_SECONDS,
     WEBHOOK_LEASE_SECONDS,
     WEBHOOK_TIMEOUT_SECONDS,
+    A2A_LEASE_SECONDS,
+    A2A_POLL,
+    A2A_TIMEOUT_SECONDS,
+    DB_POOL_TIMEOUT,
+    DB_STATEMENT_TIMEOUT,
+    COUNT_CAP,
 )
 
 

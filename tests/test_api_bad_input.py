@@ -57,6 +57,7 @@ FIRST = "query($first: Int) { tasks(first: $first) { total_count } }"
 BY_PROJECT = "query($p: String) { tasks(project: $p) { total_count } }"
 TASK = "query($id: ID!) { task(id: $id) { id } }"
 ME = "{ me { id } }"
+INBOX = "query($first: Int, $after: String) { inbox(first: $first, after: $after) { total_count } }"
 LONG = "a" * 900_000
 ALMOST_ALL = MAX_BODY_BYTES - 100
 
@@ -93,6 +94,10 @@ GARBAGE = [
     post("a huge integer variable", {"query": FIRST, "variables": {"first": 10**400}}),
     post("a huge integer literal", {"query": f"{{ tasks(first: {10**400}) {{ total_count }} }}"}),
     post("an integer over 32 bits", {"query": FIRST, "variables": {"first": 2**31}}),
+    post("the inbox's first below 0", {"query": INBOX, "variables": {"first": -1}}),
+    post("the inbox's first above 500", {"query": INBOX, "variables": {"first": 501}}),
+    post("the inbox after no task id", {"query": INBOX, "variables": {"after": "' or 1=1 --"}}),
+    post("the inbox after an empty cursor", {"query": INBOX, "variables": {"after": ""}}),
     Garbage(
         "a lone surrogate in variables",
         body({"query": BY_PROJECT, "variables": {"p": "?"}}).replace(b'"?"', b'"\\ud800"'),

@@ -59,7 +59,8 @@ async def test_the_first_start_prints_an_owner_token_and_a_second_prints_none(st
 
 async def test_the_server_answers_health_get_queries_and_graphiql(start_server) -> None:  # type: ignore[no-untyped-def]
     server = start_server()
-    assert server.client.get(f"{server.base_url}/healthz").json() == {"status": "ok"}
+    health = server.client.get(f"{server.base_url}/healthz").json()
+    assert health == {"status": "ok", "database": "up"}
     got = server.client.get(
         server.graphql_url, params={"query": "{ me { id } }"}, headers=server.headers()
     )

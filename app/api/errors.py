@@ -9,6 +9,10 @@
 - text the database cannot hold (PostgreSQL refuses U+0000): `invalid_input`;
 - a subscriber that fell too far behind: `rate_limited`, with `after`: the cursor to
   resume from;
+- the database failing (unreachable, dropped, full, read-only, timed out: the service's
+  `fault`): `unavailable`, with `retry_after` (seconds) and `outcome` (`none`, or `unknown`
+  when a commit's answer was lost), logged once by the store's health, not here; an HTTP
+  response whose every error is so answers 503 with Retry-After (`unavailable_for`);
 - anything else is a fault: logged here with its traceback, answered as
   "internal error" with code `internal` and nothing more.
 
@@ -27,8 +31,9 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 from app.api.disconnects import went_away
-from app.domain.errors import InvalidInput, InvalidState, ProtocolError
+from app.domain.errors import InvalidInput, InvalidState, ProtocolError, Unavailable
 from app.events.hub import FellBehind
+from app.service.database import fault
 
 log = logging.getLogger("app.api")
 
@@ -74,6 +79,8 @@ def extensions(error: BaseException) -> dict[str, object]:
     """The GraphQL `extensions` that answer `error`."""
     if isinstance(error, InvalidState):
         return {"code": error.code, "state": error.state, "waiting_on": error.waiting_on}
+    if isinstance(error, Unavailable):
+        return {"code": error.code, "retry_after": error.retry_after, "outcome": error.outcome}
     if isinstance(error, RateLimited) and error.retry_after is not None:
         return {"code": error.code, "retry_after": error.retry_after}
     if isinstance(error, ProtocolError):
@@ -140,7 +147,22 @@ def _client_error(error: GraphQLError) -> BaseException | None:
         return _request_refusal(error.message)
     if getattr(getattr(original, "orig", None), "sqlstate", None) in _UNHOLDABLE:
         return InvalidInput("a text value the database cannot hold (it contains U+0000)")
-    return None
+    return fault(original) if original is not None else None
+
+
+def unavailable_for(errors: list[GraphQLError] | None, data: object) -> float | None:
+    """The Retry-After of a response whose every field failed as `unavailable` (it then
+    answers HTTP 503), else None."""
+    if not errors or (isinstance(data, dict) and any(v is not None for v in data.values())):
+        return None
+    waits = []
+    for error in errors:
+        shape(error)
+        found = error.extensions or {}
+        if found.get("code") != Unavailable.code:
+            return None
+        waits.append(float(str(found.get("retry_after", 1))))
+    return max(waits)
 
 
 def _request_refusal(text: str) -> ProtocolError:

@@ -9,6 +9,9 @@
     │   ├── Unauthenticated       unauthenticated
     │   ├── Conflict              conflict
     │   ├── TurnBudgetExhausted   turn_budget_exhausted
+    │   ├── Unavailable           unavailable; carries retry_after and outcome (none |
+    │   │                         unknown): the database could not be used (app/storage/outage.py)
+    │   ├── CursorArchived        cursor_archived; carries the oldest cursor still served
     │   ├── RateLimited           rate_limited        (the API's own: app/api/errors.py)
     │   └── QueryTooComplex       query_too_complex   (the API's own: app/api/errors.py)
     ├── TableError                a transition table that breaks an invariant (app/domain/table.py)
@@ -16,8 +19,9 @@
                                   `after` to resume from (app/events/hub.py)
 
 A refused call changes nothing: every ProtocolError is raised before the transaction
-commits. How an error reaches a client (its GraphQL `extensions`, the HTTP answer) is
-decided in one place, app/api/errors.py.
+commits, but for an Unavailable whose outcome is `unknown` (the database's answer to the
+commit was lost: the change may have been made). How an error reaches a client (its
+GraphQL `extensions`, the HTTP answer) is decided in one place, app/api/errors.py.
 """
 
 from __future__ import annotations
@@ -72,3 +76,37 @@ class ChangedConcurrently(Conflict):
 
 class TurnBudgetExhausted(ProtocolError):
     code = "turn_budget_exhausted"
+
+
+class Unavailable(ProtocolError):
+    """The database could not be used: unreachable, shutting down, a connection dropped, no
+    pooled connection in time, a statement past its timeout, a SQLite file that is full or
+    read-only. `outcome` says what a write did: `none` (nothing changed) or `unknown` (it
+    failed at its commit, which may have been made: read before retrying)."""
+
+    code = "unavailable"
+
+    def __init__(self, reason: str, outcome: str = "none", retry_after: float = 1.0) -> None:
+        if outcome == "unknown":
+            told = "the outcome is unknown (the commit's answer was lost): read before retrying"
+        else:
+            told = "nothing changed"
+        super().__init__(f"the database is unavailable ({reason}); {told}")
+        self.reason = reason
+        self.outcome = outcome
+        self.retry_after = retry_after
+
+
+class CursorArchived(ProtocolError):
+    """A cursor from before the events moved out of the log (`prickle events archive`):
+    reading on from it would skip them. `oldest` is the oldest cursor still served."""
+
+    code = "cursor_archived"
+
+    def __init__(self, cursor: int, oldest: int) -> None:
+        super().__init__(
+            f"cursor {cursor} is before the archived events: the oldest cursor still served is"
+            f" {oldest!s} (a task's own history, task_events(task_id:), is still whole)"
+        )
+        self.cursor = cursor
+        self.oldest = oldest

@@ -21,12 +21,13 @@ import asyncio
 import contextlib
 import logging
 
+from app.storage.outage import quietly
 from app.storage.store import Store
 
 log = logging.getLogger(__name__)
 
 ANNOUNCE_SECONDS = 0.005  # the shortest gap between two announcements
-RETRY_SECONDS = 1.0  # after a failed announcement
+RETRY_SECONDS = 0.25  # after a failed announcement
 LAST_SECONDS = 1.0  # how long stopping waits for the last announcement
 
 
@@ -74,7 +75,8 @@ class Announcer:
                 except asyncio.CancelledError:
                     raise
                 except Exception as error:  # the database may be briefly away
-                    log.warning("announcing seq %s failed (%s); retrying", self.wanted, error)
+                    what = f"announcing seq {self.wanted} failed; retrying in {RETRY_SECONDS}s"
+                    quietly(log, what, error)
                     await asyncio.sleep(RETRY_SECONDS)
                     continue
                 await asyncio.sleep(ANNOUNCE_SECONDS)  # commits meanwhile go with the next

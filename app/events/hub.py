@@ -26,6 +26,7 @@ from app.domain.events import Event
 from app.events.announcer import Announcer
 from app.events.listener import Listener
 from app.events.members import Memberships
+from app.storage.outage import quietly
 from app.storage.repositories.events import NOTIFY_CHANNEL
 from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
@@ -33,6 +34,8 @@ from app.storage.store import Store
 from app.waiting import woken
 
 log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 0.25  # after a failed read of the log (the database away)
 
 BATCH = 1000
 
@@ -106,6 +109,7 @@ class Hub:
         self.revocation_listeners: list[Callable[[frozenset[str] | None], None]] = []
         self.wake_listeners: list[Callable[[int], None]] = []  # told of each commit it hears of
         self._revocations: asyncio.Task[None] | None = None
+        self._forget_back: Callable[[], None] | None = None
         # project memberships of live subscribers, re-read only when a membership changed
         self.memberships = Memberships(store)
         # PostgreSQL: this process's commits told to the other processes
@@ -116,6 +120,7 @@ class Hub:
             self.head = await tx.events.last_seq()
         self.store.commit_listeners.append(self.wake)
         self.store.member_listeners.append(self.memberships.changed)
+        self._forget_back = self.store.health.on_back(self._database_back)
         if not self.store.sqlite:
             self.listener = self._listener()
             await self.listener.start()
@@ -133,6 +138,8 @@ class Hub:
             self.store.commit_listeners.remove(self.wake)
         with contextlib.suppress(ValueError):
             self.store.member_listeners.remove(self.memberships.changed)
+        if self._forget_back is not None:
+            self._forget_back()
         for task in (self._revocations, self._task):
             if task is not None:
                 task.cancel()
@@ -189,9 +196,9 @@ class Hub:
                     await self._skip()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the database may be briefly away; the next wake retries
-                log.exception("reading the event log failed")
-                await asyncio.sleep(self.poll_seconds)
+            except Exception as error:  # the database may be away; the next wake retries
+                quietly(log, "reading the event log failed", error)
+                await asyncio.sleep(RETRY_SECONDS)
 
     async def _catch_up(self) -> None:
         while True:
@@ -236,6 +243,12 @@ class Hub:
             reopened=self._heard_again,
         )
 
+    def _database_back(self) -> None:
+        """After an outage: read the log now, and reopen LISTEN now if it is still away."""
+        if self.listener is not None:
+            self.listener.retry_now()
+        self._heard_again()
+
     def _heard_again(self) -> None:
         """After a reconnection: commits and revocations announced meanwhile were not heard
         (the poll read the commits; the hub asks the log again)."""
@@ -269,6 +282,6 @@ class Hub:
                 seen = count
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the database may be briefly away; the next poll retries
-                log.exception("reading the revocation count failed")
+            except Exception as error:  # the database may be away; the next poll retries
+                quietly(log, "reading the revocation count failed", error)
             await asyncio.sleep(self.poll_seconds)

@@ -26,6 +26,7 @@ from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.visibility import sees
 from app.events.hub import FellBehind, Hub
+from app.storage.archive import served_after
 from app.storage.event_reads import event_pages, row_pages
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -69,7 +70,9 @@ def visible_to(principal: Principal, projects: Container[str], filters: Filters)
 async def events_for(
     hub: Hub, store: Store, principal: Principal, filters: Filters, after: int | None
 ) -> AsyncGenerator[Event, None]:
-    """Every event the principal may see, in seq order, without gap or duplicate."""
+    """Every event the principal may see, in seq order, without gap or duplicate; a cursor
+    before the archived events is refused (`CursorArchived`)."""
+    await _refuse_archived(store, after)
     member = principal.id if principal.is_person else None
     projects: Container[str] = await hub.memberships.track(member) if member else ()
     try:
@@ -78,6 +81,14 @@ async def events_for(
     finally:
         if member:
             hub.memberships.untrack(member)
+
+
+async def _refuse_archived(store: Store, after: int | None) -> None:
+    """CursorArchived when replaying from `after` would skip archived events (whatever the
+    filters: a task's archived events are not replayed either)."""
+    if after is not None:
+        async with store.read() as tx:
+            await served_after(tx, after)
 
 
 async def _stream(
@@ -130,6 +141,7 @@ async def batches_for(
     then live, each list what had arrived by the time the last was taken. With `fields`
     (of `app.storage.event_reads.ROW_FIELDS`), each replayed list is `Rows` of those
     fields instead of events: for a reader that sends only them."""
+    await _refuse_archived(store, after)
     member = principal.id if principal.is_person else None
     projects: Container[str] = await hub.memberships.track(member) if member else ()
     try:

@@ -1,5 +1,8 @@
 """Draining on SIGTERM, for a restart that loses nobody.
 
+`/readyz` also answers 503 while the database does not answer (within a second of its
+going, and of its return: the store's probe).
+
 The first SIGTERM marks the process as draining (`/readyz` answers 503 from that moment;
 `/healthz` stays the liveness check), lets the hub hand out what is already committed (at
 most `SETTLE_SECONDS`), and closes every WebSocket connection with 1001 (going away) after
@@ -115,9 +118,13 @@ class RefuseWhileDraining:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    """200 while the process takes work; 503 from the moment it starts draining."""
+    """200 while the process takes work; 503 from the moment it starts draining, and while
+    its database does not answer (`app.state.database_up`, its probe's last answer)."""
     if draining.active:
         return JSONResponse({"status": "draining"}, status_code=503)
+    database_up = getattr(request.app.state, "database_up", None)
+    if database_up is not None and not database_up():
+        return JSONResponse({"status": "unavailable", "database": "down"}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 

@@ -103,4 +103,8 @@ def log_config(log_format: str) -> dict[str, Any]:
         handler["filters"] = ["request_id", "quiet_connections"]
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     config["loggers"]["app"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    # The A2A SDK logs every request it refuses, a malformed one with its traceback: what a
+    # client sent wrong is in the answer, and the request line; a fault in the server's own
+    # A2A handler is logged by app.a2a.inbound.errors. Only the SDK's critical lines stay.
+    config["loggers"]["a2a"] = {"handlers": ["default"], "level": "CRITICAL", "propagate": False}
     return config

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from prometheus_client import (
@@ -63,6 +63,11 @@ HUB_LAG = Gauge(
     "The newest committed event seq minus the newest dispatched to subscribers",
     multiprocess_mode="livemax",
 )
+DATABASE_UP = Gauge(
+    "prickle_database_up",
+    "1 while the database answers this process's probe (SELECT 1 every 0.25 s), else 0",
+    multiprocess_mode="livemin",
+)
 
 
 def connection_opened() -> None:
@@ -97,7 +102,7 @@ class _FromTheDatabase(Collector):
         )
 
 
-def exposition(last_seq: int, webhook_backlog: int = 0) -> bytes:
+def exposition(last_seq: int | None, webhook_backlog: int = 0) -> bytes:
     """Every process's figures (or this one's, outside multiprocess mode), in text format."""
     registry = REGISTRY
     if os.environ.get(MULTIPROCESS):
@@ -106,7 +111,8 @@ def exposition(last_seq: int, webhook_backlog: int = 0) -> bytes:
     else:
         registry = CollectorRegistry()
         registry.register(_Everything())
-    registry.register(_FromTheDatabase(last_seq, webhook_backlog))
+    if last_seq is not None:  # (not while the database is down)
+        registry.register(_FromTheDatabase(last_seq, webhook_backlog))
     return generate_latest(registry)
 
 
@@ -128,16 +134,26 @@ async def serve_metrics(request: Request) -> Response:
     state = request.app.state
     hub = state.hub
     HUB_LAG.set(max(hub.committed - hub.head, 0))
-    async with state.store.read() as tx:
-        last_seq = await tx.events.last_seq()
-        backlog = await tx.webhooks.backlog(last_seq)
+    up = state.store.health.reachable
+    DATABASE_UP.set(1 if up else 0)
+    last_seq: int | None = None
+    backlog = 0
+    if up:
+        try:
+            async with state.store.read() as tx:
+                last_seq = await tx.events.last_seq()
+                backlog = await tx.webhooks.backlog(last_seq)
+        except Exception:  # went down meanwhile (logged by its health): this process's figures
+            last_seq = None
     return Response(exposition(last_seq, backlog), media_type=CONTENT_TYPE_LATEST)
 
 
-async def watch_hub(hub: _HasHead, seconds: float = 1.0) -> None:
-    """Keep this process's hub lag current (other workers' scrapes read it from its file)."""
+async def watch_hub(hub: _HasHead, database_up: Callable[[], bool], seconds: float = 0.25) -> None:
+    """Keep this process's hub lag and database state current (other workers' scrapes read
+    them from its file)."""
     while True:
         HUB_LAG.set(max(hub.committed - hub.head, 0))
+        DATABASE_UP.set(1 if database_up() else 0)
         await asyncio.sleep(seconds)
 
 

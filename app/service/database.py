@@ -7,9 +7,10 @@ nothing above the service layer needs app.storage.
 from __future__ import annotations
 
 from app.storage.migrate import upgrade
+from app.storage.outage import fault
 from app.storage.store import Store
 
-__all__ = ["Store", "migrate"]
+__all__ = ["Store", "fault", "migrate"]
 
 
 async def migrate(store: Store) -> None:

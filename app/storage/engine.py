@@ -19,6 +19,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, QueuePool
 
+from app import tuning
+
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
 POOL_SIZE_VARIABLE = "PRICKLE_DB_POOL_SIZE"  # `prickle serve --db-pool-size`
@@ -66,12 +68,20 @@ def create_engine(url: str) -> AsyncEngine:
         )
         _tune_sqlite(engine.sync_engine)
         return engine
+    # PostgreSQL takes whole milliseconds, at least 1, at most 2^31 - 1 (24.8 days)
+    statement_ms = min(max(round(tuning.DB_STATEMENT_TIMEOUT.value() * 1000), 1), 2**31 - 1)
     engine = create_async_engine(
         url,
         json_serializer=_dumps,
         json_deserializer=orjson.loads,
         pool_size=pool_size(),
         max_overflow=pool_size(),
+        # neither waits for ever: past either, the request answers unavailable
+        pool_timeout=tuning.DB_POOL_TIMEOUT.value(),
+        # No JIT: it starts by the planner's estimates, and on a large table a statement that
+        # reads a few rows through an index can be estimated dear enough to spend far longer
+        # compiling than running (docs/operations.md, "At scale").
+        connect_args={"server_settings": {"statement_timeout": str(statement_ms), "jit": "off"}},
     )
     _ping_when_idle(engine.sync_engine)
     return engine

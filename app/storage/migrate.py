@@ -36,6 +36,7 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         return
     async with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
+            await conn.exec_driver_sql("SET LOCAL statement_timeout = 0")  # a long migration
             await conn.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK)))
         await conn.run_sync(run)
 

@@ -9,6 +9,10 @@ statements, COMMIT; on SQLite, on the blocking engine of app/storage/engine.py, 
 a time. With the fast paths on (`PRICKLE_FAST_PATHS`, the default) and SQLAlchemy having
 what they use (app/compat/sqlalchemy.py), the same blocks run on them instead
 (app/storage/fast/paths.py), with the same answers.
+
+A transaction the database cannot serve (unreachable, dropped, full, read-only, timed out:
+app/storage/outage.py) raises `Unavailable` instead of the driver's error, and `health`
+learns of it, as of the first success after it.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine
 
 from app import tuning
 from app.compat import sqlalchemy as compat
+from app.domain.errors import ProtocolError
 from app.storage.engine import (
     Blocking,
     create_engine,
@@ -30,8 +36,11 @@ from app.storage.engine import (
     is_sqlite_file,
 )
 from app.storage.fast.paths import FastPaths
+from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe
 from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.tx import Tx
+
+T = TypeVar("T")
 
 
 class Store:
@@ -50,6 +59,10 @@ class Store:
         # (app/events/announcer.py)
         self.announces = True
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
+        self.health = Health()  # the database's state, and its outages logged once
+        self._probe: asyncio.Task[None] | None = None  # its probe, once `watch()` started it
+        self._probe_stopping = asyncio.Event()
+        self._probe_connection: Any = None  # PostgreSQL: the probe's asyncpg connection
         self.fast: FastPaths | None = None
         if _fast(fast):
             self.fast = FastPaths(self.engine, self._blocking, self._write_lock, self._tx)
@@ -61,8 +74,20 @@ class Store:
         on PostgreSQL the block then runs without BEGIN and COMMIT, each statement committing
         by itself, saving two round trips. Elsewhere it is an ordinary transaction."""
         transaction = self.fast.write(alone) if self.fast else self._transaction(write=True)
-        async with transaction as tx:
-            yield tx
+        committing = False  # (on PostgreSQL's fast path, a block run alone: `tx.unsure`)
+        opened: Tx | None = None
+        try:
+            async with transaction as tx:
+                opened = tx
+                yield tx
+                committing = True
+        except ProtocolError:
+            raise
+        except Exception as error:
+            self._refuse(error, True, committing or (opened is not None and opened.unsure))
+            raise
+        if self.health.down:
+            self.health.served(write=True)
         if tx.last_seq:
             for listener in self.commit_listeners:
                 listener(tx.last_seq)
@@ -72,7 +97,7 @@ class Store:
 
     def read(self) -> AbstractAsyncContextManager[Tx]:
         """A read transaction; on the fast paths, inside `reading()`, the one it shares."""
-        return self.fast.read() if self.fast else self._transaction(write=False)
+        return self._guarded(self.fast.read() if self.fast else self._transaction(write=False))
 
     def reading(self) -> AbstractAsyncContextManager[None]:
         """A query's reads. On the fast paths every `read()` inside (in this task and the
@@ -80,7 +105,18 @@ class Store:
         its statements one at a time: a query costs one connection checkout and one
         BEGIN/COMMIT, however many lookups its fields make. Writes inside still take their
         own transactions."""
-        return self.fast.reading() if self.fast else nullcontext()
+        return self._guarded(self.fast.reading()) if self.fast else nullcontext()
+
+    def _guarded(self, block: AbstractAsyncContextManager[T]) -> AbstractAsyncContextManager[T]:
+        """A block of reads whose database failures are answered `unavailable`."""
+        return _Guarded(self, block)
+
+    def _refuse(self, error: Exception, write: bool, committing: bool) -> None:
+        """Raise `Unavailable` when `error` is the database failing (told to `health`)."""
+        refusal = fault(error, write, committing)
+        if refusal is not None:
+            self.health.failed(refusal, error)
+            raise refusal from error
 
     @property
     def statements_engine(self) -> Engine:
@@ -108,12 +144,84 @@ class Store:
     def _tx(self, conn: TxConnection) -> Tx:
         return Tx(conn, self.sqlite, self.horizon, self.announces)
 
+    def watch(self) -> None:
+        """Start the probe that keeps `health` told whether the database answers."""
+        if self._probe is None:
+            self._probe = asyncio.create_task(
+                probe(self.health, self._ask, self._probe_stopping), name="prickle-probe"
+            )
+
+    async def _ask(self) -> None:
+        """`SELECT 1` on a connection of the probe's own (the pool may be busy, not down)."""
+        if self.sqlite:
+            async with self.engine.connect() as conn:
+                await conn.exec_driver_sql("SELECT 1")
+            return
+        import asyncpg
+
+        try:
+            if self._probe_connection is None or self._probe_connection.is_closed():
+                dsn = self.engine.url.set(drivername="postgresql")
+                self._probe_connection = await asyncpg.connect(
+                    dsn.render_as_string(hide_password=False),
+                    timeout=PROBE_TIMEOUT,
+                    server_settings={"application_name": "prickle-probe"},
+                )
+            await self._probe_connection.fetchval("SELECT 1")
+        except BaseException:
+            if self._probe_connection is not None:
+                self._probe_connection.terminate()
+                self._probe_connection = None
+            raise
+
     async def close(self) -> None:
+        if self._probe is not None:  # asked to stop, not cancelled (see `probe`)
+            self._probe_stopping.set()
+            await asyncio.wait({self._probe}, timeout=2 * PROBE_TIMEOUT)
+        if self._probe_connection is not None:
+            self._probe_connection.terminate()
         if self.fast is not None:
             await self.fast.close()
         if self._blocking is not None:
             self._blocking.dispose()
         await self.engine.dispose()
+
+
+class _Guarded(Generic[T]):
+    """`block`, its database failures raised as `Unavailable` (a class, not a generator: it
+    wraps every read, and costs a fraction of an `asynccontextmanager`)."""
+
+    __slots__ = ("block", "store")
+
+    def __init__(self, store: Store, block: AbstractAsyncContextManager[T]) -> None:
+        self.store = store
+        self.block = block
+
+    async def __aenter__(self) -> T:
+        try:
+            return await self.block.__aenter__()
+        except ProtocolError:
+            raise
+        except Exception as error:
+            self.store._refuse(error, False, False)
+            raise
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: Any
+    ) -> bool | None:
+        try:
+            handled = await self.block.__aexit__(kind, error, trace)
+        except ProtocolError:
+            raise
+        except Exception as raised:
+            self.store._refuse(raised, False, False)
+            raise
+        if isinstance(error, Exception) and not handled:
+            if not isinstance(error, ProtocolError):
+                self.store._refuse(error, False, False)
+        elif error is None and self.store.health.down:
+            self.store.health.served(write=False)
+        return handled
 
 
 def _fast(asked: bool | None) -> bool:

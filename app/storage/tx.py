@@ -21,9 +21,11 @@ from app.storage.repositories.approvals import Approvals
 from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.repositories.erasures import Erasures
 from app.storage.repositories.events import Events
+from app.storage.repositories.inbox import Inbox
 from app.storage.repositories.principals import Principals
 from app.storage.repositories.projects import Projects
 from app.storage.repositories.records import Checkpoints, Results
+from app.storage.repositories.remote_agents import RemoteAgents
 from app.storage.repositories.rules import GATE, RESULT, Rules
 from app.storage.repositories.schedules import Schedules
 from app.storage.repositories.tasks import Tasks
@@ -56,6 +58,12 @@ class Tx:
         self._savepoints = 0  # savepoints made: each one's name is new
         self._riders: list[tuple[Table, dict[str, Any]]] = []
         self._custom_plans = False
+
+    @property
+    def unsure(self) -> bool:
+        """A write that commits by itself (PostgreSQL's fast path, a block run alone) failed
+        after it was sent: whether it committed is unknown."""
+        return isinstance(self.conn, OnDriver) and self.conn.unsure
 
     async def begin(self) -> None:
         """More than one write follows: in a block run `alone` on the fast paths (PostgreSQL,
@@ -114,6 +122,10 @@ class Tx:
         return Events(self)
 
     @cached_property
+    def inbox(self) -> Inbox:
+        return Inbox(self)
+
+    @cached_property
     def principals(self) -> Principals:
         return Principals(self)
 
@@ -156,3 +168,7 @@ class Tx:
     @cached_property
     def webhooks(self) -> Webhooks:
         return Webhooks(self)
+
+    @cached_property
+    def remote_agents(self) -> RemoteAgents:
+        return RemoteAgents(self)
