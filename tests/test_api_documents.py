@@ -209,8 +209,14 @@ def test_a_held_task_denied(walk: Walk) -> None:
     assert sorted(as_bob["allowed_verbs"]) == ["approve_handoff", "deny_task"]
     graph = walk("queries/task_graph", "bob", task_id=task["id"])
     assert ([t["id"] for t in graph["tasks"]], graph["edges"]) == ([task["id"]], [])
+    inbox = walk("queries/inbox", "bob", first=500)
+    assert task["id"] in [e["node"]["id"] for e in inbox["edges"]]
+    asked = walk("queries/inbox", "alice", first=500)  # alice asked; bob decides
+    assert task["id"] not in [e["node"]["id"] for e in asked["edges"]]
     denied = walk("mutations/deny_task", "bob", task_id=task["id"], reason="not now")
     assert denied["state"] == "rejected"
+    inbox = walk("queries/inbox", "bob", first=500)
+    assert task["id"] not in [e["node"]["id"] for e in inbox["edges"]]
 
 
 def test_the_table_and_the_caller(walk: Walk) -> None:
@@ -341,6 +347,18 @@ def test_webhooks_made_listed_enabled_rotated_and_deleted(walk: Walk) -> None:
     assert refused["extensions"]["code"] == "invalid_input"
     assert walk("mutations/delete_webhook", "alice", id=webhook["id"]) is True
     assert walk("queries/webhooks", "alice") == []
+
+
+def test_remote_agents_listed_and_a_private_card_url_refused(walk: Walk) -> None:
+    # the whole lifecycle, with a remote agent that answers, is tests/test_a2a_outbound.py's
+    assert walk("queries/remote_agents", "alice") == []
+    card = {"name": "helper", "card_url": "http://127.0.0.1:9/.well-known/agent-card.json"}
+    refused = walk.refused("mutations/register_remote_agent", "alice", **card)
+    assert refused["extensions"]["code"] == "invalid_input"
+    assert "PRICKLE_ALLOW_PRIVATE_AGENTS" in refused["message"]
+    refused = walk.refused("mutations/remove_remote_agent", "alice", agent="alice/helper")
+    assert refused["extensions"]["code"] == "not_found"
+    assert walk("queries/remote_agents", "alice") == []
 
 
 def test_every_query_and_mutation_document_ran(walk: Walk) -> None:

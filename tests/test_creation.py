@@ -16,7 +16,7 @@ from factory import (
     snapshot,
 )
 
-from app.domain.errors import InvalidInput, NotFound
+from app.domain.errors import Conflict, InvalidInput, NotFound
 from app.service import creation, verbs
 from app.service.inputs import RequestCapabilityInput
 
@@ -26,10 +26,30 @@ pytestmark = pytest.mark.cast
 async def test_the_same_idempotency_key_from_the_same_principal_returns_the_first_task(
     store,
 ) -> None:
-    first = await give(store, idempotency_key="k-1")
+    first = await give(store, idempotency_key="k-1", display_title="Health")
     counts = await snapshot(store)
-    again = await give(store, idempotency_key="k-1", packet=packet(task="Something else"))
+    again = await give(store, idempotency_key="k-1", display_title="Health")
     assert (again.id, again.version, again.packet) == (first.id, first.version, first.packet)
+    assert await snapshot(store) == counts
+    assert len(await events_of(store, first.id)) == 2
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param({"packet": packet(task="Something else")}, id="packet"),
+        pytest.param({"assignee": "alice/planner"}, id="assignee"),
+        pytest.param({"project": "elsewhere"}, id="project"),
+        pytest.param({"display_title": "Another"}, id="display-title"),
+    ],
+)
+async def test_an_idempotency_key_reused_for_a_different_request_is_a_conflict(
+    store, changed: dict
+) -> None:
+    first = await give(store, idempotency_key="k-1", display_title="Health")
+    counts = await snapshot(store)
+    with pytest.raises(Conflict, match=r"idempotency_key 'k-1' was used for a different request"):
+        await give(store, idempotency_key="k-1", **{"display_title": "Health", **changed})
     assert await snapshot(store) == counts
     assert len(await events_of(store, first.id)) == 2
 
@@ -60,6 +80,10 @@ async def test_request_capability_is_idempotent_by_key_too(store) -> None:
     counts = await snapshot(store)
     assert (await creation.request_capability(store, PLANNER, inp())).id == first.id
     assert await snapshot(store) == counts
+    other = inp()
+    other.capability = {"kind": "repo", "name": "other"}
+    with pytest.raises(Conflict, match="'k-2'"):
+        await creation.request_capability(store, PLANNER, other)
 
 
 async def test_a_handoff_fills_the_packets_defaults_and_starts_at_version_two(store) -> None:
@@ -157,6 +181,10 @@ async def test_a_malformed_task_id_is_invalid_input(store) -> None:
         ),
         pytest.param(
             "wait_on", {"on": "agent", "agent": "alice/ghost"}, NotFound, id="wait-on-unknown-agent"
+        ),
+        pytest.param("wait_on", {"on": "agent"}, InvalidInput, id="wait-on-agent-naming-none"),
+        pytest.param(
+            "wait_on", {"on": "agent", "agent": "bob/coder"}, InvalidInput, id="wait-on-itself"
         ),
         pytest.param(
             "wait_on", {"on": "human", "question": "?" * 4001}, InvalidInput, id="question-4001"

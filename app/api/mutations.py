@@ -22,6 +22,7 @@ from app.api.inputs import (
     ResultRuleInput,
     ScheduleInput,
 )
+from app.api.remote_agents import RemoteAgent
 from app.api.types import (
     AgentRegistration,
     Erasure,
@@ -33,7 +34,7 @@ from app.api.types import (
     TokenInfo,
 )
 from app.api.webhooks import NewWebhook, Webhook, WebhookInput
-from app.service import admin, creation, credentials, erasure, schedules, webhooks
+from app.service import admin, creation, credentials, erasure, remote_agents, schedules, webhooks
 
 Info = strawberry.Info
 
@@ -61,6 +62,41 @@ class _Owning:
         ctx = info.context
         done = await admin.register_agent(ctx.store, await ctx.viewer(), name, capabilities)
         return AgentRegistration(agent_id=done.agent_id, token=done.token)
+
+    @strawberry.mutation(
+        description="Register (or change) `<caller>/<name>` as a remote A2A agent: its agent "
+        "card's URL (or its base URL) and the credential sent to it as a bearer token. Tasks "
+        "routed to it are sent to it by A2A, and its moves are made on its behalf."
+    )
+    async def register_remote_agent(
+        self,
+        info: Info,
+        name: str,
+        card_url: str,
+        credential: str | None = None,
+        capabilities: list[CapabilityInput] | None = None,
+    ) -> RemoteAgent:
+        ctx = info.context
+        made = await remote_agents.register_remote_agent(
+            ctx.store, await ctx.viewer(), name, card_url, credential, capabilities
+        )
+        return RemoteAgent.from_domain(made)
+
+    @strawberry.mutation(
+        description="Stop sending tasks to the remote agent; it stays an agent of the caller's."
+    )
+    async def remove_remote_agent(self, info: Info, agent: str) -> bool:
+        ctx = info.context
+        return await remote_agents.remove_remote_agent(ctx.store, await ctx.viewer(), agent)
+
+    @strawberry.mutation(
+        description="Serve the agent's A2A card (`/a2a/{owner}/{agent}/.well-known/"
+        "agent-card.json`) without a token (`public: true`), or only with one (the default); "
+        "by the agent's owner. Returns the value set."
+    )
+    async def set_agent_card_public(self, info: Info, agent_id: str, public: bool) -> bool:
+        ctx = info.context
+        return await admin.set_agent_card_public(ctx.store, await ctx.viewer(), agent_id, public)
 
     @strawberry.mutation
     async def set_gate_rule(self, info: Info, input: GateRuleInput) -> GateRule:

@@ -6,6 +6,7 @@ import strawberry
 
 from app.api import graph, lookahead
 from app.api.enums import TaskState, plain
+from app.api.remote_agents import RemoteAgent
 from app.api.types import (
     AllowedMove,
     Principal,
@@ -24,6 +25,7 @@ from app.domain.reads import EventFilters, TaskFilters
 from app.domain.table import table
 from app.service import credentials, reads
 from app.service.erasure import principal_info
+from app.service.remote_agents import remote_agents
 from app.service.schedules import schedules_of
 from app.service.webhooks import webhook_deliveries, webhooks_of
 
@@ -82,8 +84,27 @@ class Query:
         want = lookahead.page_want(info.selected_fields)
         page, found = await reads.task_graph_page(ctx.store, viewer, filters, size, cursor, want)
 
-        async def count() -> int:
-            return await reads.count_tasks(ctx.store, viewer, filters)
+        async def count(limit: int) -> int:
+            return await reads.count_tasks(ctx.store, viewer, filters, limit)
+
+        return TaskConnection.of(page.items, page.has_next, count, found)
+
+    @strawberry.field(
+        description="What waits on the caller, in every project, oldest first: handoffs held "
+        "for its approval, results for its decision, questions put to it (`after` is an edge's "
+        "cursor)."
+    )
+    async def inbox(
+        self, info: strawberry.Info, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> TaskConnection:
+        ctx = info.context
+        viewer = await ctx.viewer()
+        size, cursor = page_size(first), task_id(after, "after")
+        want = lookahead.page_want(info.selected_fields)
+        page, found = await reads.inbox_page(ctx.store, viewer, size, cursor, want)
+
+        async def count(limit: int) -> int:
+            return await reads.count_inbox(ctx.store, viewer, limit)
 
         return TaskConnection.of(page.items, page.has_next, count, found)
 
@@ -102,8 +123,8 @@ class Query:
         size, cursor = page_size(first), event_cursor(after)
         page = await reads.event_page(ctx.store, viewer, filters, size, cursor)
 
-        async def count() -> int:
-            return await reads.count_task_events(ctx.store, viewer, filters)
+        async def count(limit: int) -> int:
+            return await reads.count_task_events(ctx.store, viewer, filters, limit)
 
         return TaskEventConnection.of(page.items, page.has_next, count)
 
@@ -145,6 +166,13 @@ class Query:
         found = await principal_info(ctx.store, id)
         return PrincipalInfo.from_domain(found) if found else None
 
+    @strawberry.field(description="The caller's remote A2A agents.")
+    async def remote_agents(self, info: strawberry.Info) -> list[RemoteAgent]:
+        ctx = info.context
+        return [
+            RemoteAgent.from_domain(a) for a in await remote_agents(ctx.store, await ctx.viewer())
+        ]
+
     # webhooks
 
     @strawberry.field(description="The caller's webhooks.")
@@ -162,7 +190,7 @@ class Query:
         info: strawberry.Info,
         webhook_id: strawberry.ID,
         first: int = DEFAULT_FIRST,
-        after: strawberry.ID | None = None,
+        after: str | None = None,
     ) -> list[WebhookDelivery]:
         ctx = info.context
         found = await webhook_deliveries(

@@ -6,6 +6,7 @@ to the type and backs its computed fields.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
@@ -23,6 +24,7 @@ from app.api.enums import (
     ResultPolicy,
     TaskState,
     WaitingOn,
+    WaitOn,
 )
 from app.api.shapes import (
     ActorRef,
@@ -41,6 +43,8 @@ from app.domain.events import Event
 from app.domain.gate import GateRule as DomainGateRule
 from app.domain.policy import ResultRule as DomainResultRule
 from app.domain.principals import Principal as DomainPrincipal
+from app.domain.questions import OpenQuestion as DomainOpenQuestion
+from app.domain.questions import open_question
 from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.schedules import Schedule as DomainSchedule
 from app.domain.table import Move, table
@@ -51,6 +55,7 @@ from app.events.stream import task_of
 from app.service.erasure import Erasure as DomainErasure
 from app.service.erasure import PrincipalInfo as DomainPrincipalInfo
 from app.service.reads import Found
+from app.tuning import COUNT_CAP
 
 Convert = Callable[[Any], Any]
 
@@ -192,6 +197,14 @@ class Task:
     async def _results(self, info: strawberry.Info) -> list[Result]:
         return [Result.from_domain(r) for r in await info.context.loaders.results.load(self.id)]
 
+    @strawberry.field(
+        description="What the task asks while it waits on a human or an agent, and who may "
+        "answer it; null while it waits on nothing of the kind."
+    )
+    def question(self) -> OpenQuestion | None:
+        asked = open_question(self.domain)
+        return OpenQuestion.from_domain(asked) if asked else None
+
     @strawberry.field(description="The verbs the viewer may call on this task now.")
     def allowed_verbs(self, info: strawberry.Info) -> list[str]:
         viewer = info.context.principal
@@ -201,6 +214,33 @@ class Task:
 
     async def _allowed_verbs(self, info: strawberry.Info) -> list[str]:
         return moves.allowed_verbs(self.domain, await info.context.viewer())
+
+
+@strawberry.type(description="The open question of a task waiting on a human or an agent.")
+class OpenQuestion:
+    on: WaitOn = strawberry.field(description="What the task waits on: human or agent.")
+    question: str | None = strawberry.field(description="The text wait_on asked, if any.")
+    asked_by: str = strawberry.field(description="The assignee, whose run waits.")
+    agent: str | None = strawberry.field(description="The agent named in wait_on(on: agent).")
+    answerers: list[str] = strawberry.field(
+        description="Who may answer (the verb `answer`): handles and agent ids; an agent's "
+        "owner may answer for it. Empty for a wait on agent that names none."
+    )
+    resumes_when_subtasks_end: bool = strawberry.field(
+        description="A wait on agent: the task also resumes by itself once every one of its "
+        "subtasks has ended."
+    )
+
+    @classmethod
+    def from_domain(cls, asked: DomainOpenQuestion) -> OpenQuestion:
+        return cls(
+            on=WaitOn(asked.on),
+            question=asked.question,
+            asked_by=asked.asked_by,
+            agent=asked.agent,
+            answerers=list(asked.answerers),
+            resumes_when_subtasks_end=asked.resumes_when_subtasks_end,
+        )
 
 
 @strawberry.type(description="One event of the log: a move, a checkpoint, or a snapshot.")
@@ -290,41 +330,92 @@ class TaskEventEdge:
     node: TaskEvent
 
 
-Count = Callable[[], Awaitable[int]]
+Count = Callable[[int], Awaitable[int]]  # what matches, counted up to the limit given
+
+CAPPED = (
+    "Whether more match than `total_count_cap`: `total_count` stopped counting there "
+    "(then it is the cap)."
+)
+CAP = "The most `total_count` counts (PRICKLE_COUNT_CAP): counting stops there, so it is cheap."
+
+
+class Counter:
+    """A connection's count, made once however many of its fields ask: at most the cap and
+    one more, so that a count costs the same however many tasks match."""
+
+    def __init__(self, count: Count) -> None:
+        self.cap = COUNT_CAP.value()
+        self._count = count
+        self._made: asyncio.Task[int] | None = None
+
+    async def counted(self) -> int:
+        if self._made is None:
+            self._made = asyncio.ensure_future(self._count(self.cap + 1))
+        return await asyncio.shield(self._made)
+
+    async def total(self) -> int:
+        return min(await self.counted(), self.cap)
+
+    async def capped(self) -> bool:
+        return await self.counted() > self.cap
 
 
 @strawberry.type(description="A page of tasks, by id (creation order).")
 class TaskConnection:
     edges: list[TaskEdge]
     page_info: PageInfo
-    count: strawberry.Private[Count]
+    counter: strawberry.Private[Counter]
 
-    @strawberry.field(description="Every visible task matching the filters, on all pages.")
+    @strawberry.field(
+        description="Every visible task matching the filters, on all pages, up to "
+        "`total_count_cap`."
+    )
     async def total_count(self) -> int:
-        return await self.count()
+        return await self.counter.total()
+
+    @strawberry.field(description=CAPPED)
+    async def total_count_capped(self) -> bool:
+        return await self.counter.capped()
+
+    @strawberry.field(description=CAP)
+    def total_count_cap(self) -> int:
+        return self.counter.cap
 
     @classmethod
     def of(
         cls, tasks: list[DomainTask], has_next: bool, count: Count, found: Found | None = None
     ) -> TaskConnection:
         edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t, found)) for t in tasks]
-        return cls(edges=edges, page_info=PageInfo.after(edges, has_next), count=count)
+        page_info = PageInfo.after(edges, has_next)
+        return cls(edges=edges, page_info=page_info, counter=Counter(count))
 
 
 @strawberry.type(description="A page of events, oldest first.")
 class TaskEventConnection:
     edges: list[TaskEventEdge]
     page_info: PageInfo
-    count: strawberry.Private[Count]
+    counter: strawberry.Private[Counter]
 
-    @strawberry.field(description="Every visible event matching the filters, on all pages.")
+    @strawberry.field(
+        description="Every visible event matching the filters, on all pages, up to "
+        "`total_count_cap`."
+    )
     async def total_count(self) -> int:
-        return await self.count()
+        return await self.counter.total()
+
+    @strawberry.field(description=CAPPED)
+    async def total_count_capped(self) -> bool:
+        return await self.counter.capped()
+
+    @strawberry.field(description=CAP)
+    def total_count_cap(self) -> int:
+        return self.counter.cap
 
     @classmethod
     def of(cls, events: list[Event], has_next: bool, count: Count) -> TaskEventConnection:
         edges = [TaskEventEdge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in events]
-        return cls(edges=edges, page_info=PageInfo.after(edges, has_next), count=count)
+        page_info = PageInfo.after(edges, has_next)
+        return cls(edges=edges, page_info=page_info, counter=Counter(count))
 
 
 @strawberry.type(description="Who is calling: a person (an owner) or an agent.")

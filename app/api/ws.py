@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, Protocol
 
 from graphql import GraphQLFormattedError
@@ -40,14 +40,16 @@ from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as 
 from app.api import errors
 from app.api.context import Context
 from app.domain.clock import now
-from app.domain.errors import Unauthenticated
+from app.domain.errors import Unauthenticated, Unavailable
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
-from app.service.database import Store
+from app.service.database import Store, fault
 
 log = logging.getLogger(__name__)
 
 REVOKED = 4403  # graphql-transport-ws's Forbidden: the token is no longer good
 GOING_AWAY = 1001  # the server is draining: resume from the last cursor on another server
+TRY_AGAIN_LATER = 1013  # the database is unavailable: connect again after a moment
+UNAVAILABLE_REASON = "the database is unavailable; connect again"
 
 
 class Revocable(Protocol):
@@ -98,8 +100,9 @@ class Connections:
     async def _recheck(self, token_ids: list[str]) -> None:
         try:
             gone = await revoked_among(self.store, token_ids)
-        except Exception:  # the database may be briefly away; the next announcement retries
-            log.exception("re-checking the tokens of open connections failed")
+        except Exception as error:  # the database may be away; the next announcement retries
+            if fault(error) is None:  # (an outage is logged once, by the store)
+                log.exception("re-checking the tokens of open connections failed")
             return
         self.revoked(frozenset(gone))
 
@@ -133,6 +136,16 @@ class RevocableConnection:
     websocket: Any
     _registered: Credential | None = None
     _revoked = False
+
+    async def initialised(self, init: Awaitable[None]) -> None:
+        """The connection_init handled; when the database cannot say whether its token is
+        valid, the connection is closed with 1013 (try again later), not refused as
+        unauthenticated."""
+        try:
+            await init
+        except Unavailable:
+            with contextlib.suppress(Exception):
+                await self.websocket.close(code=TRY_AGAIN_LATER, reason=UNAVAILABLE_REASON)
 
     def register(self) -> None:
         credential = self.context.credential
@@ -182,7 +195,7 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
     _last_sent = 0.0
 
     async def handle_connection_init(self, message: Any) -> None:
-        await super().handle_connection_init(message)
+        await self.initialised(super().handle_connection_init(message))
         if self.connection_acknowledged and self._pinger is None:
             self.register()
             self._pinger = asyncio.create_task(self._ping_when_idle())
@@ -242,7 +255,7 @@ class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
     connection's token is revoked."""
 
     async def handle_connection_init(self, message: Any) -> None:
-        await super().handle_connection_init(message)
+        await self.initialised(super().handle_connection_init(message))
         if self.connection_acknowledged:
             self.register()
 

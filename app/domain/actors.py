@@ -35,10 +35,21 @@ def _requester_owner(p: Principal, task: Task) -> bool:
     return p.is_person and p.id == task.requester_owner
 
 
-def _answerer(p: Principal, task: Task) -> bool:
+def answerers(task: Task) -> tuple[str, ...]:
+    """Who may answer the task's open question (the table's `answerer`), each acting also
+    through its owner: the agent named in wait_on(on: agent); for a wait on `human`, the
+    persons of the requester side and the assignee's owner. None while the task waits on
+    no question, or on `agent` naming none (only its subtasks' ends resume it)."""
     if task.waiting_on == "agent":
-        return p.acts_for(task.wait_agent)
-    return p.is_person and (_requester_side(p, task) or _assignee_owner(p, task))
+        return (task.wait_agent,) if task.wait_agent else ()
+    if task.waiting_on == "human":
+        sides = (task.requester, task.requested_by_id, task.assignee)
+        return tuple(dict.fromkeys(owner_of(who) for who in sides if who))
+    return ()
+
+
+def _answerer(p: Principal, task: Task) -> bool:
+    return any(p.acts_for(who) for who in answerers(task))
 
 
 _CHECKS = {

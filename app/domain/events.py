@@ -10,6 +10,18 @@ KINDS = ("snapshot", "created", "moved", "checkpointed", "result", "answered")
 
 
 @dataclass(frozen=True)
+class Said:
+    """What an event of a task said, if anything: the question a wait asked, an answer, a
+    reason (its `note`); without the task it carries."""
+
+    seq: int
+    kind: str
+    to_state: str
+    waiting_on: str | None
+    note: str
+
+
+@dataclass(frozen=True)
 class Event:
     kind: str
     task_id: str

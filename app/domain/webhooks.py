@@ -78,6 +78,8 @@ class Webhook:
     failing_since: datetime | None
     next_attempt_at: datetime | None
     created_at: datetime
+    payload: str = "task.event"  # or "a2a": an A2A push notification (app/a2a/inbound)
+    push_token: str | None = None  # an A2A push config's token, sent back with each
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,20 @@ def check_kinds(kinds: Sequence[str] | None) -> tuple[str, ...] | None:
 
 def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(os.urandom(SECRET_BYTES)).decode()
+
+
+def check_secret(secret: str) -> str:
+    """A secret a client chose (an A2A push config's): `whsec_` and the base64 of at least
+    SECRET_BYTES bytes, as ours are; InvalidInput otherwise."""
+    try:
+        key = base64.b64decode(secret.removeprefix(SECRET_PREFIX), validate=True)
+    except ValueError:
+        key = b""
+    if not secret.startswith(SECRET_PREFIX) or len(key) < SECRET_BYTES or len(secret) > 100:
+        raise InvalidInput(
+            f"secret: {SECRET_PREFIX} and the base64 of {SECRET_BYTES} to 70 random bytes"
+        )
+    return secret
 
 
 def message_id(webhook_id: str, seq: int) -> str:

@@ -58,6 +58,28 @@ async def register_agent(
     return Registration(agent_id, made.token)
 
 
+async def set_agent_card_public(
+    store: Store, actor: Principal, agent_id: str, public: bool
+) -> bool:
+    """Whether the agent's A2A card is served without a token: by the agent's owner only."""
+    owner = _owner(actor)
+    check_agent_id(agent_id, "agent_id")
+    if owner_of(agent_id) != owner:
+        raise Forbidden(f"only {owner_of(agent_id)} marks its agent {agent_id}'s card")
+    async with store.write() as tx:
+        if not await tx.principals.agent_exists(agent_id):
+            raise NotFound(f"no agent {agent_id}")
+        await refuse_erased(tx, agent_id, "set_agent_card_public", NotFound)
+        await tx.principals.set_card_public(agent_id, public)
+    return public
+
+
+async def agent_card_public(store: Store, agent_id: str) -> bool:
+    """Whether the agent's A2A card is served without a token."""
+    async with store.read() as tx:
+        return await tx.principals.card_public(agent_id)
+
+
 async def provision_token(
     store: Store,
     principal: Principal,

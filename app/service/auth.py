@@ -27,6 +27,7 @@ from app.domain.clock import new_id, now, rfc3339
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 from app.domain.tokens import TokenInfo, expiry, minute_of
+from app.storage.outage import quietly
 from app.storage.repositories.tokens import StoredToken
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -207,8 +208,8 @@ async def _record_use(store: Store, known: _Known, at: datetime) -> None:
     try:
         async with store.write() as tx:
             await tx.tokens.touch(known.credential.token_id, minute)
-    except Exception:  # a missed minute of last use is no reason to refuse the request
-        log.warning("recording a token's last use failed", exc_info=True)
+    except Exception as error:  # a missed minute of last use is no reason to refuse the request
+        quietly(log, "recording a token's last use failed", error)
 
 
 async def revoked_among(store: Store, token_ids: Collection[str]) -> list[str]:

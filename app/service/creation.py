@@ -11,7 +11,11 @@ from app.domain.table import table
 from app.domain.task import Gate, Task
 from app.domain.types import JSON
 from app.service.arguments import RerouteArgs
-from app.service.inputs import HandoffInput, RequestCapabilityInput, check_capability
+from app.service.inputs import (
+    HandoffInput,
+    RequestCapabilityInput,
+    check_capability,
+)
 from app.service.unit import Moves, Step, resume_parent, visible_task
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -36,9 +40,9 @@ async def _create(store: Store, actor: Principal, inp: Creation, packet: JSON) -
         # A concurrent call with the same idempotency key committed first: return its task.
         async with store.read() as tx:
             first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key or "")
-        if first is None:
-            raise
-        return first
+            if first is None:
+                raise
+            return await _repeated(tx, first, inp, packet)
 
 
 async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JSON) -> Task:
@@ -59,7 +63,7 @@ async def create_in(
     if inp.idempotency_key is not None:
         first = await tx.tasks.find_idempotent(actor.id, inp.idempotency_key)
         if first is not None:
-            return first
+            return await _repeated(tx, first, inp, packet)
     if isinstance(inp, HandoffInput):
         verb = "handoff"
         assignee = await _existing_agent(tx, inp.assignee, handoff_into=inp.project)
@@ -109,6 +113,51 @@ async def create_in(
     await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
     await tx.events.append(recorded.events)
     return task
+
+
+# What a creation asks besides where it goes, by the names of the task it creates.
+_ASKED = (
+    "project",
+    "packet",
+    "parent_task_id",
+    "display_title",
+    "turn_budget",
+    "origin_message_id",
+)
+
+
+def _asked(verb: str, task: JSON) -> JSON:
+    """What the creation of `task` asked (the task as created: its `created` event's)."""
+    to = task["assignee"] if verb == "handoff" else task["route"].get("capability")
+    return {"verb": verb, "to": to, **{name: task.get(name) for name in _ASKED}}
+
+
+def _asked_now(inp: Creation, packet: JSON) -> JSON:
+    """What this creation asks, in the form `_asked` reads from a created task."""
+    where: JSON
+    if isinstance(inp, HandoffInput):
+        verb, where = "handoff", {"assignee": inp.assignee}
+    else:
+        verb, where = (
+            "request_capability",
+            {"route": {"capability": check_capability(inp.capability)}},
+        )
+    fields = {name: getattr(inp, name) for name in _ASKED}
+    return _asked(verb, {**fields, **where, "packet": packet})
+
+
+async def _repeated(tx: Tx, first: Task, inp: Creation, packet: JSON) -> Task:
+    """The task a creation repeated with its idempotency key returns: the first, when it
+    asks the same; Conflict, naming the key, when it asks anything else."""
+    created = await tx.events.first(first.id)
+    if created is None or created.verb is None:
+        return first
+    if _asked(created.verb, created.task) != _asked_now(inp, packet):
+        raise Conflict(
+            f"idempotency_key {inp.idempotency_key!r} was used for a different request"
+            f" (task {first.id}): use a new key for a new task"
+        )
+    return first
 
 
 async def reroute(step: Step[RerouteArgs]) -> None:

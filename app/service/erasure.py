@@ -5,11 +5,11 @@ One transaction: refused (conflict, nothing changed) while the principal, or for
 any of its agents, is assigned a task that has not ended; otherwise every token of the
 erased principals is revoked, they are recorded in erased_principals (an id there can never
 act, be handed work, be named in a rule, or be registered again), the agents' capabilities
-are dropped, an erased person's owner schedules are deleted, and every task row and result
-revision naming one of them in `requested_by`, `result.decided_by` or `result.verified_by`
-gains `erased: true` there. The event log is not rewritten. After the commit this process
-forgets the revoked tokens and closes their WebSocket connections; other processes hear of
-it from the commit (app/service/auth.py).
+are dropped (and a remote agent's card and credential), an erased person's owner schedules
+are deleted, and every task row and result revision naming one of them in `requested_by`,
+`result.decided_by` or `result.verified_by` gains `erased: true` there. The event log is not
+rewritten. After the commit this process forgets the revoked tokens and closes their
+WebSocket connections; other processes hear of it from the commit (app/service/auth.py).
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ async def _erase(store: Store, principal: Principal) -> Erasure:
         await tx.erasures.record([(_kind(i), i) for i in fresh], at)
         for agent_id in (i for i in fresh if "/" in i):
             await tx.principals.set_capabilities(agent_id, [])
+            await tx.remote_agents.delete(agent_id)  # with the credential sent to it
         if principal.is_person:
             for schedule in await tx.schedules.of(principal.id, None):
                 await tx.schedules.delete(schedule.id)

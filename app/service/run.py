@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.domain import moves
 from app.domain.clock import new_id, sha256_of
-from app.domain.errors import NotFound, TurnBudgetExhausted
+from app.domain.errors import InvalidInput, NotFound, TurnBudgetExhausted
 from app.domain.task import Task
 from app.domain.types import JSON
 from app.service.arguments import (
@@ -38,15 +38,29 @@ async def deny(step: Step[Reason]) -> None:
 
 async def wait(step: Step[WaitOnArgs]) -> None:
     task, args = step.task, step.args
-    if args.agent is not None and not await step.tx.principals.agent_exists(args.agent):
-        raise NotFound(f"no agent {args.agent}")
-    await refuse_erased(step.tx, args.agent, "agent")
+    if args.agent is not None:
+        await _awaitable_agent(step.tx, task, args.agent)
+    elif args.on == "agent" and not await step.tx.tasks.child_states(task.id):
+        # nobody could answer: no agent named, and no subtask whose end would resume it
+        raise InvalidInput(
+            "agent: wait_on(on: agent) names the agent to wait on (owner/name);"
+            " only a task with subtasks may leave it out, to wait for their ends"
+        )
     # set before the move, so that its event names the agent waited on
     task.resume_to, task.wait_agent, task.question = task.state, args.agent, args.question
     step.move(waiting_on=args.on, note=args.question)
     if args.on == "agent" and await subtasks_ended(step.tx, task.id):
         # it would wait for an end that has already come: it resumes at once
         resume_by_subtasks(task, step.verb, step.recorded, "every subtask has already ended")
+
+
+async def _awaitable_agent(tx: Tx, task: Task, agent: str) -> None:
+    """Refuse an agent nobody else would answer for: unknown, erased, or the assignee."""
+    if not await tx.principals.agent_exists(agent):
+        raise NotFound(f"no agent {agent}")
+    await refuse_erased(tx, agent, "agent")
+    if agent == task.assignee:
+        raise InvalidInput(f"agent: {agent} is the task's assignee; it cannot wait on itself")
 
 
 async def stop(step: Step[Reason]) -> None:

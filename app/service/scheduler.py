@@ -20,6 +20,7 @@ from datetime import datetime
 
 from app.domain.clock import now
 from app.service.schedules import on_change, run_due
+from app.storage.outage import quietly
 from app.storage.store import Store
 from app.tuning import SCHEDULER_RECHECK
 from app.waiting import woken
@@ -27,7 +28,7 @@ from app.waiting import woken
 log = logging.getLogger(__name__)
 
 HELD_ELSEWHERE_SECONDS = 0.05  # a due schedule another process is running: look again soon
-ERROR_SECONDS = 1.0  # after a failed round (the database gone), wait this long
+ERROR_SECONDS = 0.5  # after a failed round (the database gone), wait this long
 STOP_SECONDS = 10.0  # how long stop() waits for the transaction in progress
 
 Clock = Callable[[], datetime]
@@ -46,7 +47,14 @@ class Scheduler:
         self._forget: Callable[[], None] | None = None
 
     async def start(self) -> None:
-        self._forget = on_change(self.store, self.wake)
+        forget_change = on_change(self.store, self.wake)
+        forget_back = self.store.health.on_back(self.wake)  # the database is back: run now
+
+        def forget() -> None:
+            forget_change()
+            forget_back()
+
+        self._forget = forget
         self._task = asyncio.create_task(self._loop(), name="prickle-scheduler")
 
     async def stop(self) -> None:
@@ -80,8 +88,8 @@ class Scheduler:
             try:
                 await self.run_due()
                 delay = await self._delay()
-            except Exception:
-                log.exception("the scheduler's round failed; trying again")
+            except Exception as error:
+                quietly(log, "the scheduler's round failed; trying again", error)
                 delay = ERROR_SECONDS
             if self._stopping:
                 return

@@ -33,6 +33,7 @@ from app.service.inputs import (
     RequestCapabilityInput,
     as_json,
 )
+from app.storage.outage import fault
 from app.storage.repositories.schedules import Unreadable
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -280,6 +281,8 @@ async def _advance_alone(tx: Tx, schedule: Schedule | Unreadable, at: datetime) 
                 await _advance(tx, schedule, at)
             return
         except Exception as failure:
+            if fault(failure) is not None:  # the database, not the schedule: the round fails
+                raise
             log.exception("schedule %s: its run failed", schedule.id)
             error = f"the scheduler's run failed ({type(failure).__name__}: {failure})"
     retry = RETRY_FAILED.total_seconds()

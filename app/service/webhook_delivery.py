@@ -39,6 +39,8 @@ import httpx
 from app import tuning
 from app.domain.clock import new_id, now, rfc3339
 from app.domain.events import Event
+from app.domain.principals import Principal
+from app.domain.task import Task
 from app.domain.webhooks import (
     Delivery,
     Webhook,
@@ -51,6 +53,7 @@ from app.domain.webhooks import (
 from app.events.stream import task_of
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
+from app.storage.outage import quietly
 from app.storage.store import Store
 from app.storage.tx import Tx
 from app.waiting import woken
@@ -64,6 +67,10 @@ CLAIM_LIMIT = 100
 STOP_SECONDS = 5.0
 
 Clock = Callable[[], datetime]
+Body = Callable[[Event, Task, str, Principal], bytes]
+"""A POST body of another payload than Prickle's: (event, task, timestamp, the webhook's
+owner) → bytes (an A2A push notification's: app.main hands app/a2a's)."""
+PUSH_TOKEN_HEADER = "x-a2a-notification-token"
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,10 @@ class Deliverer:
         settings: Settings,
         members_version: Callable[[], int] = lambda: 0,
         clock: Clock = now,
+        bodies: Mapping[str, Body] | None = None,
     ) -> None:
         self.store = store
+        self.bodies = dict(bodies or {})  # by webhook payload, beside Prickle's `task.event`
         self.settings = settings
         self.members_version = members_version  # moves when a project's members change
         self.clock = clock
@@ -123,7 +132,14 @@ class Deliverer:
     async def start(self) -> None:
         settings = self.settings
         self._http = client(settings.allow_private, settings.concurrency, settings.timeout)
-        self._forget = on_change(self.store, self._claim.set)
+        forget_change = on_change(self.store, self._claim.set)
+        forget_back = self.store.health.on_back(self._back)
+
+        def forget() -> None:
+            forget_change()
+            forget_back()
+
+        self._forget = forget
         self._task = asyncio.create_task(self._supervise(), name="prickle-webhooks")
 
     async def stop(self) -> None:
@@ -145,6 +161,11 @@ class Deliverer:
             await self._http.aclose()
             self._http = None
 
+    def _back(self) -> None:
+        """The database is back: claim, and every webhook looks again, at once."""
+        self._claim.set()
+        self.wake()
+
     def wake(self, _seq: int = 0) -> None:
         """Events committed: every webhook delivered here looks for new ones."""
         for event in self._wakes.values():
@@ -162,8 +183,8 @@ class Deliverer:
                     await self._renew()
                     renewed_at = time.monotonic()
                 await self._claim_free()
-            except Exception:
-                log.exception("claiming webhooks failed; trying again")
+            except Exception as error:
+                quietly(log, "claiming webhooks failed; trying again", error)
             await woken(self._claim, every)
 
     async def _renew(self) -> None:
@@ -206,8 +227,9 @@ class Deliverer:
             with contextlib.suppress(Exception):  # stopping: what was answered is kept
                 await self._settle(webhook_id, acknowledged)
             raise
-        except Exception:
-            log.exception("delivering webhook %s failed; another round will retry", webhook_id)
+        except Exception as error:
+            what = f"delivering webhook {webhook_id} failed; another round will retry"
+            quietly(log, what, error)
             await self._release(webhook_id)
         finally:
             self._workers.pop(webhook_id, None)
@@ -369,13 +391,17 @@ class Deliverer:
         assert self._http is not None
         msg_id = message_id(webhook.id, event.seq)
         stamp = int(time.time())
-        body = body_of(event, task_of(event), rfc3339(self.clock()))
+        shape = self.bodies.get(webhook.payload)
+        task, moment = task_of(event), rfc3339(self.clock())
+        body = shape(event, task, moment, webhook.owner) if shape else body_of(event, task, moment)
         headers = {
             "content-type": "application/json",
             "webhook-id": msg_id,
             "webhook-timestamp": str(stamp),
             "webhook-signature": sign(webhook.secret, msg_id, stamp, body),
         }
+        if webhook.push_token is not None:
+            headers[PUSH_TOKEN_HEADER] = webhook.push_token
         async with self._slots:
             started = time.monotonic()
             try:

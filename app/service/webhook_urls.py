@@ -27,6 +27,7 @@ from app.domain.errors import InvalidInput
 
 ALLOW_PRIVATE_VARIABLE = "PRICKLE_ALLOW_PRIVATE_WEBHOOKS"
 MAX_URL = 2048
+ALLOWED_BY = "--allow-private-webhooks"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -62,20 +63,23 @@ async def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
-def check_addresses(host: str, addresses: Iterable[str], allow_private: bool) -> None:
+def check_addresses(
+    host: str, addresses: Iterable[str], allow_private: bool, allowed_by: str = ALLOWED_BY
+) -> None:
     if allow_private:
         return
     for text in addresses:
         if refused(ipaddress.ip_address(text.split("%", 1)[0])):
             raise RefusedAddress(
                 f"url: {host!r} resolves to {text}, a loopback, private, link-local, multicast "
-                "or otherwise non-global address (the server allows these only with "
-                "--allow-private-webhooks)"
+                f"or otherwise non-global address (the server allows these only with "
+                f"{allowed_by})"
             )
 
 
-async def check_url(url: str, allow_private: bool) -> str:
-    """The URL, if a webhook may be sent to it; InvalidInput says why not."""
+async def check_url(url: str, allow_private: bool, allowed_by: str = ALLOWED_BY) -> str:
+    """The URL, if a webhook may be sent to it; InvalidInput says why not. (A remote A2A
+    agent's card URL is checked the same way, `allowed_by` its own setting.)"""
     if not isinstance(url, str) or not url or len(url) > MAX_URL:
         raise InvalidInput(f"url: must be an http or https URL of at most {MAX_URL} characters")
     try:
@@ -88,15 +92,16 @@ async def check_url(url: str, allow_private: bool) -> str:
     if parts.username is not None or parts.password is not None:
         raise InvalidInput("url: must not hold credentials")
     host = parts.hostname
-    check_addresses(host, await resolve(host, port), allow_private)
+    check_addresses(host, await resolve(host, port), allow_private, allowed_by)
     return url
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend, connecting only to addresses `check_addresses` allows."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow_private: bool, allowed_by: str = ALLOWED_BY) -> None:
         self.allow_private = allow_private
+        self.allowed_by = allowed_by
         self.inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -108,7 +113,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         addresses = await resolve(host, port)
-        check_addresses(host, addresses, self.allow_private)
+        check_addresses(host, addresses, self.allow_private, self.allowed_by)
         for address in addresses[:-1]:  # the next one when one does not answer (say IPv6)
             try:
                 return await self.inner.connect_tcp(
@@ -130,7 +135,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 
 
 def client(
-    allow_private: bool, max_connections: int = 100, timeout: float = 10.0
+    allow_private: bool,
+    max_connections: int = 100,
+    timeout: float = 10.0,
+    allowed_by: str = ALLOWED_BY,
 ) -> httpx.AsyncClient:
     """The HTTP client deliveries use: `timeout` seconds for each of connecting, sending,
     waiting for the answer and reading it, no redirects, pooled connections, every
@@ -141,7 +149,7 @@ def client(
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=30.0,
-        network_backend=GuardedBackend(allow_private),
+        network_backend=GuardedBackend(allow_private, allowed_by),
     )
     return httpx.AsyncClient(
         transport=transport, timeout=timeout, follow_redirects=False, trust_env=False

@@ -16,7 +16,14 @@ from app.domain import shapes
 from app.domain.clock import new_id, now
 from app.domain.errors import InvalidInput, NotFound
 from app.domain.principals import Principal, check_agent_id, check_project
-from app.domain.webhooks import Delivery, Webhook, WebhookFilters, check_kinds, new_secret
+from app.domain.webhooks import (
+    Delivery,
+    Webhook,
+    WebhookFilters,
+    check_kinds,
+    check_secret,
+    new_secret,
+)
 from app.service.inputs import Input
 from app.service.webhook_urls import check_url, private_allowed
 from app.storage import webhook_reads
@@ -38,6 +45,7 @@ __all__ = [
 
 MAX_DESCRIPTION = 1000
 MAX_DELIVERIES_PAGE = 1000
+MAX_PUSH_TOKEN = 1000
 
 
 @dataclass
@@ -91,15 +99,25 @@ async def _own(tx: Tx, actor: Principal, webhook_id: str) -> Webhook:
 
 
 async def create_webhook(
-    store: Store, actor: Principal, inp: WebhookInput, allow_private: bool | None = None
+    store: Store,
+    actor: Principal,
+    inp: WebhookInput,
+    allow_private: bool | None = None,
+    payload: str = "task.event",
+    push_token: str | None = None,
+    secret: str | None = None,
 ) -> NewWebhook:
-    """A webhook of the caller's, sent the events committed from now on."""
+    """A webhook of the caller's, sent the events committed from now on; `payload` "a2a":
+    an A2A push notification config's (with its token, `push_token`, and the signing
+    `secret` its client chose, if it did)."""
+    if push_token is not None and len(push_token) > MAX_PUSH_TOKEN:
+        raise InvalidInput(f"token: at most {MAX_PUSH_TOKEN} characters")
     filters = inp.filters()
     if inp.description is not None and len(inp.description) > MAX_DESCRIPTION:
         raise InvalidInput(f"description: at most {MAX_DESCRIPTION} characters")
     allowed = private_allowed() if allow_private is None else allow_private
     url = await check_url(inp.url, allowed)
-    secret = new_secret()
+    secret = new_secret() if secret is None else check_secret(secret)
     async with store.write() as tx:
         head = await tx.events.last_seq()
         made = Webhook(
@@ -118,6 +136,8 @@ async def create_webhook(
             failing_since=None,
             next_attempt_at=None,
             created_at=now(),
+            payload=payload,
+            push_token=push_token,
         )
         await tx.webhooks.insert(made)
     _changed(store)

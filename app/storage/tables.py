@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Integer, Table, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Integer, Table, UniqueConstraint, false
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -29,10 +29,16 @@ class TaskRow(SQLModel, table=True):
     __tablename__ = "tasks"
     __table_args__ = (
         UniqueConstraint("created_by", "idempotency_key", name="uq_tasks_idempotency"),
+        # each filter of a tasks page, read in task id order (app/storage/reads.py)
         Index("ix_tasks_project_id", "project", "id"),
-        Index("ix_tasks_assignee", "assignee"),
-        Index("ix_tasks_assignee_owner", "assignee_owner"),
-        Index("ix_tasks_requester_owner", "requester_owner"),
+        Index("ix_tasks_project_state", "project", "state", "id"),
+        Index("ix_tasks_state", "state", "id"),
+        Index("ix_tasks_assignee", "assignee", "id"),
+        Index("ix_tasks_requester", "requester", "id"),
+        # also the inbox's branches, in task id order (app/storage/repositories/inbox.py)
+        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", "id"),
+        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", "id"),
+        Index("ix_tasks_wait_agent", "wait_agent", "id"),
         Index("ix_tasks_requested_by", "requested_by_id"),
         Index("ix_tasks_parent", "parent_task_id"),
     )
@@ -116,6 +122,40 @@ class EventRow(SQLModel, table=True):
     wait_agent: str | None = Field(default=None, max_length=79)
 
 
+def _archive_of(log: Table) -> Table:
+    """The archive of the event log: its columns (no foreign keys), read by task."""
+    columns = [
+        Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable, autoincrement=False)
+        for c in log.columns
+    ]
+    return Table(
+        "events_archive",
+        SQLModel.metadata,
+        *columns,
+        Index("ix_events_archive_task_seq", "task_id", "seq"),
+    )
+
+
+# Events moved out of `events` by `prickle events archive` (app/storage/archive.py): the
+# history of tasks that ended long ago, read back by the task only.
+events_archive = _archive_of(table_of(EventRow))
+
+
+class EventArchiveRunRow(SQLModel, table=True):
+    """One `prickle events archive`: which ended tasks it moved, where, and the highest seq it
+    moved (`archived_to`). No reader of the log by cursor is served from below the highest
+    of those: the archived events interleave with kept ones up to there."""
+
+    __tablename__ = "event_archive_runs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    ended_before: str = Field(max_length=40)
+    archived_to: int = Field(sa_column=Column(BigInteger, nullable=False))
+    events: int
+    target: str
+    at: str = Field(max_length=40)
+
+
 class CheckpointRow(SQLModel, table=True):
     __tablename__ = "checkpoints"
     __table_args__ = (Index("ix_checkpoints_task", "task_id", "id"),)
@@ -159,6 +199,11 @@ class AgentRow(SQLModel, table=True):
     id: str = Field(primary_key=True, max_length=79)
     owner: str = Field(max_length=39, index=True)
     created_at: str = Field(max_length=40)
+    # its A2A card is served without a token (migration 0017); the database's default
+    # only, so that a statement naming no column writes to a schema from before it too
+    card_public: bool | None = Field(
+        default=None, nullable=False, sa_column_kwargs={"server_default": false()}
+    )
 
 
 class TokenRow(SQLModel, table=True):
@@ -320,6 +365,15 @@ class WebhookRow(SQLModel, table=True):
     leased_by: str | None = Field(default=None, max_length=64)
     lease_until: str | None = Field(default=None, max_length=40)
     created_at: str = Field(max_length=40)
+    # what each POST carries: "task.event" (Prickle's) or "a2a" (an A2A push notification,
+    # with `push_token` as its X-A2A-Notification-Token header); migration 0017
+    payload: str | None = Field(
+        default=None,
+        max_length=16,
+        nullable=False,
+        sa_column_kwargs={"server_default": "task.event"},
+    )
+    push_token: str | None = Field(default=None, max_length=1000)
 
 
 class WebhookDeliveryRow(SQLModel, table=True):
@@ -336,6 +390,42 @@ class WebhookDeliveryRow(SQLModel, table=True):
     error: str | None = None
     duration_ms: int
     at: str = Field(max_length=40)
+
+
+class RemoteAgentRow(SQLModel, table=True):
+    """An agent that is a remote A2A agent: its card and the credential sent to it. A durable
+    reader of the event log for its tasks: `read_to` is the seq up to which the log has been
+    read for it; `leased_by`/`lease_until`: the one process dispatching to it meanwhile."""
+
+    __tablename__ = "remote_agents"
+
+    agent_id: str = Field(primary_key=True, max_length=79)
+    owner: str = Field(max_length=39, index=True)
+    card_url: str = Field(max_length=2048)
+    credential: str | None = Field(default=None, max_length=4096)
+    created_at: str = Field(max_length=40)
+    read_to: int = Field(sa_column=Column(BigInteger, nullable=False, default=0))
+    leased_by: str | None = Field(default=None, max_length=64)
+    lease_until: str | None = Field(default=None, max_length=40)
+
+
+class RemoteTaskRow(SQLModel, table=True):
+    """A task sent to a remote A2A agent: the message that sent it (`message_id`, stable
+    across resends), the remote's task once known, the remote question already put to the
+    requester (`asked`) and the message that answered it (`answered`), the status update
+    last kept as a checkpoint, and whether the remote task is over for Prickle (`done`)."""
+
+    __tablename__ = "remote_tasks"
+
+    task_id: str = Field(primary_key=True, max_length=64, foreign_key="tasks.id")
+    agent_id: str = Field(max_length=79, index=True)
+    message_id: str = Field(max_length=100)
+    remote_task_id: str | None = Field(default=None, max_length=200)
+    sent_at: str | None = Field(default=None, max_length=40)
+    asked: str | None = Field(default=None, max_length=200)
+    answered: str | None = Field(default=None, max_length=100)
+    checkpointed: str | None = Field(default=None, max_length=200)
+    done: bool = False
 
 
 metadata = SQLModel.metadata

@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.events import Event
+from app.domain.events import Event, Said
 from app.domain.task import Task
 from app.storage import mapping
 from app.storage.fast.direct import direct
@@ -101,6 +101,14 @@ _RUNNING_BELOW_N = text(
 _AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
 _UPTO = events.c.seq <= bindparam("upto", type_=BigInteger)
 _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bindparam("task_id"))
+_SAID = (
+    select(events.c.seq, events.c.kind, events.c.to_state, events.c.waiting_on, events.c.note)
+    .where(events.c.task_id == bindparam("task_id"), events.c.note.is_not(None))
+    .order_by(events.c.seq)
+)
+_FIRST = (
+    select(events).where(events.c.task_id == bindparam("task_id")).order_by(events.c.seq).limit(1)
+)
 
 
 Moved = tuple[Task, int]  # a task moved in this transaction, and the version it was loaded at
@@ -286,6 +294,16 @@ class Events(Repository):
             stmt = stmt.where(events.c.task_id == task_id)
         rows = await self.tx.rows(stmt.limit(limit), params)
         return [mapping.event_from_row(r) for r in rows]
+
+    async def first(self, task_id: str) -> Event | None:
+        """The task's first event: `created`, with the task as it was created."""
+        row = await self.tx.one(_FIRST, {"task_id": task_id})
+        return mapping.event_from_row(row) if row else None
+
+    async def said(self, task_id: str) -> list[Said]:
+        """What the task's events said (their notes), oldest first; not the tasks they carry."""
+        rows = await self.tx.rows(_SAID, {"task_id": task_id})
+        return [Said(*row) for row in rows]
 
     async def count(self, task_id: str) -> int:
         found: int = (await self.tx.conn.execute(_COUNT, {"task_id": task_id})).scalar_one()

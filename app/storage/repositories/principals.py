@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, exists, func, insert, select
+from sqlalchemy import bindparam, delete, exists, func, insert, select, update
 
 from app.domain.principals import owner_of
 from app.storage.fast.direct import direct
@@ -40,6 +40,12 @@ _HANDOFF_STANDING = direct(
 _PERSON_CREATED = select(persons.c.created_at).where(persons.c.handle == bindparam("handle"))
 _AGENT_CREATED = select(agents.c.created_at).where(agents.c.id == bindparam("agent_id"))
 _AGENTS_OF = select(agents.c.id).where(agents.c.owner == bindparam("owner")).order_by(agents.c.id)
+_CARD_PUBLIC = select(agents.c.card_public).where(agents.c.id == bindparam("agent_id"))
+_SET_CARD_PUBLIC = (
+    update(agents)
+    .where(agents.c.id == bindparam("agent_id"))
+    .values(card_public=bindparam("public"))
+)
 _COUNT_PERSONS = select(func.count()).select_from(persons)
 _DROP_CAPABILITIES = delete(capabilities).where(capabilities.c.agent_id == bindparam("agent_id"))
 _INSERT_CAPABILITIES = insert(capabilities)
@@ -121,3 +127,11 @@ class Principals(Repository):
     async def capabilities_of(self, agent_id: str) -> list[tuple[str, str]]:
         rows = await self.tx.rows(_CAPABILITIES_OF, {"agent_id": agent_id})
         return [(r[0], r[1]) for r in rows]
+
+    async def card_public(self, agent_id: str) -> bool:
+        """Whether the agent's A2A card is served without a token (False if no such agent)."""
+        row = await self.tx.one(_CARD_PUBLIC, {"agent_id": agent_id})
+        return bool(row and row[0])
+
+    async def set_card_public(self, agent_id: str, public: bool) -> None:
+        await self.tx.conn.execute(_SET_CARD_PUBLIC, {"agent_id": agent_id, "public": public})

@@ -7,10 +7,12 @@ place is seen too). The version in the WHERE clause still guards the whole row.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import JSON, bindparam, insert, select, update
+from sqlalchemy import JSON, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedConcurrently, Conflict
@@ -48,6 +50,27 @@ _IDEMPOTENT = select(tasks).where(
     tasks.c.created_by == bindparam("created_by"), tasks.c.idempotency_key == bindparam("key")
 )
 _CHILD_STATES = select(tasks.c.state).where(tasks.c.parent_task_id == bindparam("parent_id"))
+
+
+Columns = Sequence[str] | None  # the task columns to read; None: every one
+_FIELDS = tuple(f.name for f in dataclasses.fields(Task) if f.name != "gate")
+_FIELD_SET = frozenset(_FIELDS)
+
+
+def select_tasks(columns: Columns, *needed: str) -> tuple[Select[Any], Any]:
+    """The statement reading these task columns (with `id` and `needed`), and the function
+    making a task of each of its rows: whole, or with only those columns (the rest None)."""
+    if columns is None:
+        return select(tasks), mapping.task_from_row
+    names = tuple(dict.fromkeys(("id", *needed, *columns)))
+    fields = [n for n in names if n in _FIELD_SET]
+    at = [names.index(n) for n in fields]
+    rest: dict[str, Any] = {n: None for n in _FIELDS if n not in names}
+
+    def partial(row: Any) -> Task:
+        return Task(**rest, **{n: row[i] for n, i in zip(fields, at, strict=True)})
+
+    return select(*(tasks.c[n] for n in names)), partial
 
 
 class Tasks(Repository):

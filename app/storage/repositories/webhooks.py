@@ -63,6 +63,8 @@ def webhook_from_row(row: Any) -> Webhook:
         failing_since=_moment(m["failing_since"]),
         next_attempt_at=_moment(m["next_attempt_at"]),
         created_at=parse_rfc3339(m["created_at"]),
+        payload=m["payload"],
+        push_token=m["push_token"],
     )
 
 
@@ -109,6 +111,8 @@ class Webhooks(Repository):
             "last_error": None,
             "failures": 0,
             "created_at": rfc3339(webhook.created_at),
+            "payload": webhook.payload,
+            "push_token": webhook.push_token,
         }
         await self.tx.conn.execute(insert(webhooks).values(**values))
 

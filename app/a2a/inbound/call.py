@@ -1,0 +1,57 @@
+"""What one A2A request's methods act with (made by server.py's `guarded`, read by the
+handler from the SDK's call context)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from a2a.server.context import ServerCallContext
+from a2a.utils.errors import UnsupportedOperationError
+
+from app.domain.principals import Principal
+from app.events.hub import Hub
+from app.service.auth import Credential
+from app.service.database import Store
+
+
+class Limit(Protocol):
+    """The per-principal mutation rate limit the app holds (`app.state.rate_limit`)."""
+
+    def spend(self, key: Hashable) -> float: ...
+
+
+@dataclass
+class Call:
+    """What one request's methods act with: the store, the hub, the caller, the agent whose
+    server this is, and the cursors of the stream events yielded (each event's SSE `id:`)."""
+
+    store: Store
+    hub: Hub
+    credential: Credential  # the caller's token
+    agent: str
+    after: int | None = None  # Last-Event-ID
+    cursors: deque[str] = field(default_factory=deque)
+    limit: Limit | None = None  # None: no limit
+
+    @property
+    def caller(self) -> Principal:
+        return self.credential.principal
+
+    def spend(self) -> None:
+        """One of the caller's mutations, from the same budget as its GraphQL mutations;
+        refused (`rate_limited`, nothing done) when it has none left."""
+        caller = self.caller
+        wait = self.limit.spend((caller.kind, caller.id)) if self.limit is not None else 0.0
+        if wait > 0:
+            raise UnsupportedOperationError(
+                message=f"too many changes at once: retry in {wait} s",
+                data={"prickle_code": "rate_limited", "retry_after": wait},
+            )
+
+
+def call_of(context: ServerCallContext) -> Call:
+    call: Call = context.state["prickle"]
+    return call

@@ -1,0 +1,201 @@
+"""The routes of every agent's A2A server, below `/a2a`: `/{owner}/{agent}` (JSON-RPC),
+`/{owner}/{agent}/message:send`, `/tasks/{id}`, ... (HTTP+JSON) and
+`/{owner}/{agent}/.well-known/agent-card.json`, served by the SDK's dispatchers over our
+handler (handler.py).
+
+Each request passes `guarded` first: a body over 1 MB is refused, and the caller must hold
+a valid token (401 otherwise); whether the agent is registered and not erased is read with
+what each method reads (handler.py), and the card is 404 for an agent that is not. Each
+stream event's SSE `id:` is its Prickle cursor: the handler notes the cursor of every event
+it yields (`Call.cursors`), and `numbered` puts it on the SSE event the dispatcher made of
+it, in the same order; a request's `Last-Event-ID` becomes the cursor the stream resumes
+after (no gap, no duplicate).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.routes import (
+    DefaultServerCallContextBuilder,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, Router
+from starlette.types import Message, Receive, Scope, Send
+
+from app.a2a.inbound.call import Call
+from app.a2a.inbound.card import agent_card
+from app.a2a.inbound.handler import Handler
+from app.domain.errors import InvalidInput, ProtocolError, Unauthenticated
+from app.domain.principals import AGENT_ID
+from app.service import reads
+from app.service.admin import agent_card_public
+from app.service.auth import authenticate, credential_for
+from app.service.erasure import principal_info
+
+MAX_BODY_BYTES = 1_000_000
+BASE = "/{owner}/{agent}"
+CARD = f"{BASE}/.well-known/agent-card.json"
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class ContextBuilder(DefaultServerCallContextBuilder):
+    """The SDK's call context, carrying our `Call` (made by `guarded`)."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state["prickle"] = request.state.prickle_call
+        return context
+
+
+def router() -> Router:
+    handler, builder = Handler(), ContextBuilder()
+    served = [
+        *create_jsonrpc_routes(handler, BASE, builder, enable_v0_3_compat=True),
+        *create_rest_routes(handler, builder, enable_v0_3_compat=True, path_prefix=BASE),
+    ]
+    routes: list[BaseRoute] = [Route(CARD, card, methods=["GET"])]
+    routes += [
+        Route(r.path, guarded(r.endpoint), methods=sorted(r.methods or ()))
+        for r in served
+        if isinstance(r, Route)  # not the SDK's `/{tenant}` mount: no tenants here
+    ]
+    return Router(routes)
+
+
+def guarded(endpoint: Endpoint) -> Endpoint:
+    async def guard(request: Request) -> Response:
+        bounded = await _bounded(request)
+        if bounded is None:
+            return _refusal(413, -32600, f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        request = bounded
+        state = request.app.state
+        try:
+            credential = await credential_for(state.store, request.headers.get("authorization"))
+        except Unauthenticated as error:
+            return _refusal(401, -32600, str(error), {"www-authenticate": "Bearer"})
+        agent = f"{request.path_params['owner']}/{request.path_params['agent']}"
+        limit = getattr(state, "rate_limit", None)  # the GraphQL mutations' budget too
+        call = Call(state.store, state.hub, credential, agent, limit=limit)
+        try:
+            call.after = _last_event_id(request)
+        except InvalidInput as error:
+            return _refusal(400, -32602, str(error))
+        request.state.prickle_call = call
+        response = await endpoint(request)
+        if isinstance(response, EventSourceResponse):
+            response.body_iterator = numbered(response.body_iterator, call.cursors)
+        return response
+
+    return guard
+
+
+async def card(request: Request) -> Response:
+    """The agent's card: to a caller with a valid token, or to anyone when its owner marked
+    it public (`set_agent_card_public`); 404 for an agent unknown or erased, told only to a
+    caller with a token (without one, an agent that is not public is 401, known or not)."""
+    store = request.app.state.store
+    agent = f"{request.path_params['owner']}/{request.path_params['agent']}"
+    if not await agent_card_public(store, agent):
+        try:
+            await authenticate(store, request.headers.get("authorization"))
+        except Unauthenticated as error:
+            return _refusal(401, -32600, str(error), {"www-authenticate": "Bearer"})
+    if not await _serves(store, agent):
+        return _refusal(404, -32001, f"no agent {agent[:80]!r} here")
+    info = await principal_info(store, agent)
+    base = str(request.url).removesuffix("/.well-known/agent-card.json")
+    shown = agent_card(agent, base, info.capabilities if info else [])
+    return JSONResponse(agent_card_to_dict(shown))
+
+
+async def numbered(events: AsyncIterable[Any], cursors: deque[str]) -> AsyncIterator[Any]:
+    """Each SSE event with its cursor as `id:` (an error event has none)."""
+    async for event in events:
+        if isinstance(event, ServerSentEvent):
+            if event.event != "error" and cursors:
+                event.id = cursors.popleft()
+        elif isinstance(event, dict) and event.get("event") != "error" and cursors:
+            event = {**event, "id": cursors.popleft()}
+        yield event
+
+
+async def _serves(store: Any, agent: str) -> bool:
+    """Whether `agent` is a registered agent, not erased."""
+    if len(agent) > 79 or not AGENT_ID.match(agent):
+        return False
+    try:
+        registered, erased = await reads.agent_standing(store, agent)
+    except ProtocolError:
+        return False
+    return registered and not erased
+
+
+def _last_event_id(request: Request) -> int | None:
+    last = request.headers.get("last-event-id")
+    if last is None:
+        return None
+    last = last.strip()
+    if not (last.isascii() and last.isdigit() and len(last) <= 18):
+        raise InvalidInput(f"Last-Event-ID: {last[:80]!r} is not an event cursor")
+    return int(last)
+
+
+def _refusal(
+    status: int, code: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """A refusal before any method runs, as a JSON-RPC error body (also what an HTTP+JSON
+    client reads: the status says it)."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _bounded(request: Request) -> Request | None:
+    """The request with its body read, if it is at most MAX_BODY_BYTES; None if longer."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        return None
+    chunks, size, more = [], 0, True
+    while more:
+        message = await request.receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_BODY_BYTES:
+            return None
+        more = message.get("more_body", False)
+    whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+    return Request(request.scope, _replaying(whole, request.receive))
+
+
+def _replaying(whole: Message, receive: Receive) -> Receive:
+    handed = False
+
+    async def replay() -> Message:
+        nonlocal handed
+        if not handed:
+            handed = True
+            return whole
+        return await receive()
+
+    return replay
+
+
+class Served:
+    """The ASGI app of every agent's server (what `mount.A2A` hands each request to)."""
+
+    def __init__(self) -> None:
+        self.router = router()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.router(scope, receive, send)

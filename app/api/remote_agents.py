@@ -1,0 +1,29 @@
+"""The GraphQL type of a remote A2A agent (its credential is never shown)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from app.domain.remote_agents import RemoteAgent as DomainRemoteAgent
+
+
+@strawberry.type(
+    description="An agent of the caller's that lives elsewhere and speaks A2A: the tasks "
+    "routed to it are sent to it, and its moves are made on its behalf (docs/a2a.md)."
+)
+class RemoteAgent:
+    agent_id: str
+    card_url: str
+    has_credential: bool = strawberry.field(
+        description="Whether a credential is sent to it (the credential is never shown)."
+    )
+    created_at: str
+
+    @classmethod
+    def from_domain(cls, agent: DomainRemoteAgent) -> RemoteAgent:
+        return cls(
+            agent_id=agent.agent_id,
+            card_url=agent.card_url,
+            has_credential=agent.credential is not None,
+            created_at=agent.created_at,
+        )

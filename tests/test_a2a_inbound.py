@@ -1,0 +1,452 @@
+"""Each agent an A2A server, driven by the `a2a-sdk` Python client and by raw JSON-RPC
+against a real `prickle serve`: the card (public when its owner says), a whole lifecycle
+(send, a question, the answer, the result as an artifact, push notifications signed and
+verified), streams whose SSE ids are Prickle cursors and resume without gap or duplicate,
+cancel, pages, Prickle's visibility, and bad input."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from a2a.client import Client, ClientCallContext, ClientConfig, create_client
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    TaskState,
+)
+from a2a_inbound import (
+    VERSION,
+    ask,
+    base,
+    give_result,
+    headers,
+    message,
+    rest_sse_ids,
+    rpc,
+    sse_events,
+    work,
+)
+from live import Cast
+from receiver import Receiver
+from server import module_database, start
+
+
+@pytest.fixture(scope="module")
+def cast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cast]:
+    """alice, bob and alice/coder on a server of the module's own, which may send push
+    notifications to a receiver on 127.0.0.1."""
+    directory = tmp_path_factory.mktemp("a2a")
+    with module_database(directory) as url:
+        server = start(url, directory / "logs", "--allow-private-webhooks")
+        try:
+            yield Cast(server).add("alice", "bob", "alice/coder")
+        finally:
+            server.stop()
+
+
+def _id() -> str:
+    return uuid.uuid4().hex
+
+
+@asynccontextmanager
+async def _client(
+    cast: Cast, who: str, agent: str, streaming: bool = False
+) -> AsyncIterator[Client]:
+    """The SDK's client of the agent, from its card, as `who`."""
+    async with httpx.AsyncClient(headers=headers(cast, who), timeout=30) as http:
+        config = ClientConfig(streaming=streaming, httpx_client=http)
+        client = await create_client(base(cast, agent), config)
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+def _send(text: str, **fields: object) -> SendMessageRequest:
+    said = Message(message_id=_id(), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)  # type: ignore[arg-type]
+    return SendMessageRequest(message=said)
+
+
+def test_the_card_names_the_agent_its_interfaces_and_skills(cast: Cast) -> None:
+    url = f"{base(cast, 'alice/coder')}/.well-known/agent-card.json"
+    card = httpx.get(url, headers=headers(cast, "bob")).json()
+    assert card["name"] == cast.id("alice/coder")
+    bindings = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
+    assert bindings == {
+        "JSONRPC": base(cast, "alice/coder"),
+        "HTTP+JSON": base(cast, "alice/coder"),
+    }
+    assert card["capabilities"]["streaming"] is True
+    assert "bearer" in str(card["securitySchemes"]).lower()
+    assert httpx.get(url).status_code == 401
+
+
+def test_the_owner_makes_the_card_public(cast: Cast) -> None:
+    url = f"{base(cast, 'alice/coder')}/.well-known/agent-card.json"
+    marked = {"agent_id": cast.id("alice/coder"), "public": True}
+    refused = cast.server.run("mutations/set_agent_card_public", marked, cast.token("bob"))
+    assert refused["errors"][0]["extensions"]["code"] == "forbidden"
+    assert httpx.get(url).status_code == 401
+    done = cast.server.run_data("mutations/set_agent_card_public", marked, cast.token("alice"))
+    assert done == {"set_agent_card_public": True}
+    assert httpx.get(url).json()["name"] == cast.id("alice/coder")
+    private = {**marked, "public": False}
+    cast.server.run_data("mutations/set_agent_card_public", private, cast.token("alice"))
+    assert httpx.get(url).status_code == 401
+    unknown = f"{cast.server.base_url}/a2a/{cast.id('alice')}/nobody/.well-known/agent-card.json"
+    assert httpx.get(unknown, headers=headers(cast, "bob")).status_code == 404
+
+
+async def test_a_whole_lifecycle_through_the_python_client(cast: Cast) -> None:
+    with Receiver() as receiver:
+        async with _client(cast, "alice", "alice/coder") as client:
+            secret = await _lifecycle(cast, client, receiver.url)
+        notified = [r.verified(secret)["task"] for r in receiver.wait_for(6)]
+    states = [n["metadata"]["prickle"]["state"] for n in notified]
+    assert states == ["accepted", "working", "waiting", "working", "verifying", "completed"]
+    assert notified[-1]["artifacts"][0]["parts"][0]["text"] == "the answer is 42"
+
+
+async def _lifecycle(cast: Cast, client: Client, hook: str) -> str:
+    """Send, the worker asks, answer, the result: through the client; the push secret."""
+    [sent] = [r async for r in client.send_message(_send("what is six times seven?"))]
+    task = sent.task
+    wanted = TaskPushNotificationConfig(task_id=task.id, url=hook, token="from-the-client")
+    config = await client.create_task_push_notification_config(wanted)
+    assert task.status.state == TaskState.TASK_STATE_SUBMITTED
+    assert task.metadata["prickle"]["state"] == "routed"
+    assert task.context_id == cast.id("alice")  # no contextId: the caller's owner's project
+    work(cast, "alice/coder", task.id, "accept_task", "start_task")
+    ask(cast, "alice/coder", task.id, "in which base?")
+    asked = await client.get_task(GetTaskRequest(id=task.id, history_length=10))
+    assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert asked.status.message.parts[0].text == "in which base?"
+    assert [m.parts[0].text for m in asked.history][1:] == ["in which base?"]
+    assert "answer" in list(asked.metadata["prickle"]["allowed_verbs"])
+    [answered] = [r async for r in client.send_message(_send("base ten", task_id=task.id))]
+    assert answered.task.metadata["prickle"]["state"] == "working"
+    give_result(cast, "alice/coder", task.id)
+    done = await client.get_task(GetTaskRequest(id=task.id))  # no historyLength: all of it
+    assert [m.parts[0].text for m in done.history][1:] == ["in which base?", "base ten"]
+    assert not (await client.get_task(GetTaskRequest(id=task.id, history_length=0))).history
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    [artifact] = done.artifacts
+    assert artifact.parts[0].text == "the answer is 42"
+    assert "evidence" in artifact.parts[1].data.struct_value.fields
+    return config.authentication.credentials
+
+
+def test_a_stream_numbers_its_events_with_cursors_and_resumes_after_a_drop(cast: Cast) -> None:
+    sent = message("stream me", _id())
+    first = sse_events(cast, "alice", "alice/coder", "SendStreamingMessage", {"message": sent}, 1)
+    [(cursor, snapshot)] = first
+    task_id = snapshot["result"]["task"]["id"]
+    assert cursor == snapshot["result"]["task"]["metadata"]["prickle"]["cursor"]
+    work(cast, "alice/coder", task_id, "accept_task", "start_task")
+    give_result(cast, "alice/coder", task_id)
+    resumed = sse_events(
+        cast,
+        "alice",
+        "alice/coder",
+        "SubscribeToTask",
+        {"id": task_id},
+        5,
+        **{"Last-Event-ID": str(cursor)},
+    )
+    ids = [int(i or 0) for i, _ in resumed]
+    assert ids == sorted(ids) and ids[0] > int(cursor or 0)
+    kinds = [next(iter(r["result"])) for _, r in resumed]
+    assert kinds == ["statusUpdate"] * 3 + ["artifactUpdate", "statusUpdate"]  # then it ends
+    assert ids[3] == ids[4]  # the result judged: its artifact, then the state it led to
+    artifact = resumed[3][1]["result"]["artifactUpdate"]["artifact"]
+    assert artifact["parts"][0]["text"] == "the answer is 42"
+    done = resumed[4][1]["result"]["statusUpdate"]["status"]["state"]
+    assert done == "TASK_STATE_COMPLETED"
+    again = sse_events(
+        cast,
+        "alice",
+        "alice/coder",
+        "SubscribeToTask",
+        {"id": task_id},
+        5,
+        **{"Last-Event-ID": resumed[1][0] or ""},
+    )
+    assert again == resumed[2:]  # from the cursor on: no gap, no duplicate
+    resent = sse_events(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendStreamingMessage",
+        {"message": sent},  # the same messageId: the same task, followed from the cursor
+        5,
+        **{"Last-Event-ID": str(cursor)},
+    )
+    assert resent == resumed
+    over_rest = rest_sse_ids(cast, "alice", "alice/coder", task_id, str(cursor))
+    assert over_rest == [i for i, _ in resumed]  # HTTP+JSON's stream: the same ids
+
+
+async def test_cancel_and_the_list_of_the_agents_tasks(cast: Cast) -> None:
+    async with _client(cast, "alice", "alice/coder") as client:
+        await _pages(cast, client)
+
+
+async def _pages(cast: Cast, client: Client) -> None:
+    project = cast.project("listed")
+    made = []
+    for n in range(3):
+        [r] = [x async for x in client.send_message(_send(f"task {n}", context_id=project))]
+        made.append(r.task.id)
+    cancelled = await client.cancel_task(CancelTaskRequest(id=made[0]))
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    page = await client.list_tasks(ListTasksRequest(context_id=project, page_size=2))
+    assert [t.id for t in page.tasks] == made[:2] and page.total_size == 3
+    rest = await client.list_tasks(
+        ListTasksRequest(context_id=project, page_size=2, page_token=page.next_page_token)
+    )
+    assert [t.id for t in rest.tasks] == made[2:] and not rest.next_page_token
+    submitted = await client.list_tasks(
+        ListTasksRequest(context_id=project, status=TaskState.TASK_STATE_SUBMITTED)
+    )
+    assert [t.id for t in submitted.tasks] == made[1:]
+
+
+def test_another_owners_caller_waits_on_the_gate_and_sees_only_its_own(cast: Cast) -> None:
+    sent = rpc(cast, "bob", "alice/coder", "SendMessage", {"message": message("hi", _id())})
+    task = sent.json()["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
+    assert task["metadata"]["prickle"]["waiting_on"] == "owner_approval"
+    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("mine", _id())})
+    hidden = rpc(cast, "bob", "alice/coder", "GetTask", {"id": mine.json()["result"]["task"]["id"]})
+    assert hidden.json()["error"]["code"] == -32001  # TaskNotFound, as if absent
+
+
+@pytest.mark.once
+def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
+    url = base(cast, "alice/coder")
+    alice = headers(cast, "alice")
+    broken = httpx.post(url, content=b"{not json", headers=alice)
+    assert broken.json()["error"]["code"] == -32700
+    unknown = rpc(cast, "alice", "alice/coder", "NoSuchMethod", {})
+    assert unknown.json()["error"]["code"] == -32601
+    wrong = rpc(cast, "alice", "alice/coder", "GetTask", {"id": 5, "historyLength": "x"})
+    assert wrong.json()["error"]["code"] == -32602
+    key = _id()
+    first = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
+    again = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
+    assert again.json()["result"]["task"]["id"] == first.json()["result"]["task"]["id"]
+    other = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("two", key)})
+    assert other.json()["error"]["code"] == -32602
+    huge = rpc(
+        cast, "alice", "alice/coder", "SendMessage", {"message": message("x" * 1_100_000, _id())}
+    )
+    assert huge.status_code == 413
+    packet = {"message": {**message("ok", _id()), "parts": [{"data": {"nonsense": 1}}]}}
+    assert (
+        rpc(cast, "alice", "alice/coder", "SendMessage", packet).json()["error"]["code"] == -32602
+    )
+    assert rpc(cast, None, "alice/coder", "GetTask", {"id": "x"}).status_code == 401
+    expired = httpx.post(url, json={}, headers={**alice, "Authorization": "Bearer nope"})
+    assert expired.status_code == 401
+    for method, params in [("GetTask", {"id": "x"}), ("ListTasks", {})]:
+        nobody = rpc(cast, "alice", "alice/nobody", method, params)
+        assert nobody.json()["error"]["code"] == -32001  # TaskNotFound: no agent here
+    unsent = rpc(cast, "alice", "alice/nobody", "SendMessage", {"message": message("x", _id())})
+    assert unsent.json()["error"]["message"] == f"no agent {cast.id('alice')}/nobody"
+    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})
+    task_id = mine.json()["result"]["task"]["id"]
+    not_http = {"taskId": task_id, "url": "ftp://example.com/hook"}
+    push = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", not_http)
+    assert push.json()["error"]["code"] == -32602
+    file_part = {"message": {**message("ok", _id()), "parts": [{"url": "https://x/y.png"}]}}
+    refused = rpc(cast, "alice", "alice/coder", "SendMessage", file_part)
+    assert refused.json()["error"]["code"] == -32005  # ContentTypeNotSupported
+    rest = httpx.get(f"{url}/tasks/nonesuch", headers=alice)  # HTTP+JSON: its HTTP status
+    assert rest.status_code == 404
+    assert httpx.get(f"{cast.server.base_url}/healthz").status_code == 200
+
+
+def test_a_handed_back_task_says_why(cast: Cast) -> None:
+    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("why", _id())})
+    task_id = sent.json()["result"]["task"]["id"]
+    work(cast, "alice/coder", task_id, "accept_task")
+    cast.move("alice/coder", "hand_back", task_id, reason="not my field")
+    got = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"]
+    assert got["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert got["status"]["message"]["parts"][0]["text"] == "handed back: not my field"
+
+
+@pytest.mark.once
+def test_the_app_does_not_import_the_a2a_sdk_until_asked() -> None:
+    probe = (
+        "import sys, app.main; print(sorted(m for m in sys.modules if m.split('.')[0] == 'a2a'))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> None:
+    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("push", _id())})
+    task_id = sent.json()["result"]["task"]["id"]
+    with Receiver() as receiver:
+        asked = {"taskId": task_id, "url": receiver.url, "token": "client-token"}
+        made = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
+        config = made.json()["result"]
+        secret = config["authentication"]["credentials"]
+        assert config["authentication"]["scheme"] == "standard-webhooks"
+        work(cast, "alice/coder", task_id, "accept_task")
+        [got] = receiver.wait_for(1)
+    assert got.headers["x-a2a-notification-token"] == "client-token"
+    notified = got.verified(secret)  # the standardwebhooks package checks the signature
+    assert notified["task"]["id"] == task_id
+    assert notified["task"]["metadata"]["prickle"]["state"] == "accepted"
+    where = {"taskId": task_id, "id": config["id"]}
+    got_back = rpc(cast, "alice", "alice/coder", "GetTaskPushNotificationConfig", where)
+    assert got_back.json()["result"]["url"] == config["url"]
+    assert "authentication" not in got_back.json()["result"]  # the secret is shown once
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert [c["id"] for c in listed.json()["result"]["configs"]] == [config["id"]]
+    hidden = rpc(cast, "bob", "alice/coder", "GetTaskPushNotificationConfig", where)
+    assert hidden.json()["error"]["code"] == -32001
+    rpc(cast, "alice", "alice/coder", "DeleteTaskPushNotificationConfig", where)
+    gone = rpc(cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id})
+    assert gone.json()["result"].get("configs", []) == []
+
+
+def test_a_stream_ends_when_its_token_is_revoked(cast: Cast) -> None:
+    made = cast.server.run_data("mutations/create_token", {}, cast.token("alice"))["create_token"]
+    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("rev", _id())})
+    task_id = sent.json()["result"]["task"]["id"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+    opened = {**VERSION, "Authorization": f"Bearer {made['token']}"}
+    with httpx.stream("POST", base(cast, "alice/coder"), json=body, headers=opened) as stream:
+        lines = stream.iter_lines()
+        assert next(line for line in lines if line.startswith("data:"))  # the task
+        revoked = {"id": made["token_info"]["id"]}
+        cast.server.run_data("mutations/revoke_token", revoked, cast.token("alice"))
+        rest = list(lines)  # until the server closes the stream
+    assert not [line for line in rest if line.startswith("data:")]
+    again = httpx.post(base(cast, "alice/coder"), json=body, headers=opened)
+    assert again.status_code == 401
+
+
+def test_an_a2a_0_3_client_is_served_too(cast: Cast) -> None:
+    said = {
+        "kind": "message",
+        "messageId": _id(),
+        "role": "user",
+        "parts": [{"kind": "text", "text": "old"}],
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": said}}
+    alice = {"Authorization": f"Bearer {cast.token('alice')}"}  # no A2A-Version: 0.3
+    sent = httpx.post(base(cast, "alice/coder"), json=body, headers=alice).json()["result"]
+    assert (sent["kind"], sent["status"]["state"]) == ("task", "submitted")
+    asked = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": sent["id"]}}
+    got = httpx.post(base(cast, "alice/coder"), json=asked, headers=alice).json()["result"]
+    assert got["history"][0]["parts"][0] == {"kind": "text", "text": "old"}
+
+
+@pytest.mark.once
+def test_a_stream_past_the_limit_is_refused_before_it_sends(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = start_server(env={"PRICKLE_STREAMS_PER_PRINCIPAL": "1"})
+    cast = Cast(server).add("alice", "alice/coder")
+    first = {"message": message("one", _id())}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": first}
+    alice = headers(cast, "alice")
+    with httpx.stream("POST", base(cast, "alice/coder"), json=body, headers=alice) as stream:
+        lines = stream.iter_lines()  # held: the stream stays open meanwhile
+        assert next(line for line in lines if line.startswith("data:"))
+        second = {"message": message("two", _id())}
+        refused = rpc(cast, "alice", "alice/coder", "SendStreamingMessage", second)
+        [info] = refused.json()["error"]["data"]  # A2A's ErrorInfo, our code in its metadata
+        assert info["metadata"]["prickle_code"] == "rate_limited"
+    listed = rpc(cast, "alice", "alice/coder", "ListTasks", {}).json()["result"]
+    assert len(listed["tasks"]) == 1  # the refused stream sent nothing
+
+
+@pytest.mark.once
+def test_messages_spend_the_callers_mutation_budget(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = start_server("--rate-limit", "1")  # a burst of 2, then one a second
+    cast = Cast(server).add("alice", "alice/coder")
+    sent = [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
+    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
+    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
+    refused = [r.json()["error"] for r in sent if "error" in r.json()]
+    assert refused and refused[0]["data"][0]["metadata"]["prickle_code"] == "rate_limited"
+    listed = rpc(cast, "alice", "alice/coder", "ListTasks", {}).json()["result"]
+    assert len(listed["tasks"]) == len(sent) - len(refused)  # a refused message made nothing
+
+
+def test_a_push_config_given_with_the_message_is_set_once_with_the_clients_secret(
+    cast: Cast,
+) -> None:
+    secret = "whsec_" + base64.b64encode(b"s" * 24).decode()
+    with Receiver() as receiver:
+        config = {
+            "url": receiver.url,
+            "token": "inline",
+            "authentication": {"scheme": "standard-webhooks", "credentials": secret},
+        }
+        said = message("inline push", _id())
+        params = {"message": said, "configuration": {"taskPushNotificationConfig": config}}
+        first = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
+        again = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
+        task_id = first["task"]["id"]
+        assert again["task"]["id"] == task_id  # the same messageId: the same task
+        work(cast, "alice/coder", task_id, "accept_task")
+        [got] = receiver.wait_for(1)
+    assert got.verified(secret)["task"]["metadata"]["prickle"]["state"] == "accepted"
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert len(listed.json()["result"]["configs"]) == 1  # not set again by the resend
+    weak = {**config, "authentication": {"scheme": "x", "credentials": "whsec_c2hvcnQ="}}
+    bad = {"message": message("x", _id()), "configuration": {"taskPushNotificationConfig": weak}}
+    before = _count(cast)
+    refused = rpc(cast, "alice", "alice/coder", "SendMessage", bad).json()
+    assert refused["error"]["code"] == -32602
+    assert _count(cast) == before  # refused before the handoff: no task was made
+
+
+def _count(cast: Cast) -> int:
+    listed = rpc(cast, "alice", "alice/coder", "ListTasks", {}).json()["result"]
+    return int(listed.get("totalSize", 0))
+
+
+async def test_the_python_client_streams_drops_and_resumes_from_the_cursor(cast: Cast) -> None:
+    async with _client(cast, "alice", "alice/coder", streaming=True) as client:
+        stream = client.send_message(_send("stream me"))
+        first = await anext(stream)
+        await stream.aclose()  # the drop
+        task_id, cursor = first.task.id, first.task.metadata["prickle"]["cursor"]
+        work(cast, "alice/coder", task_id, "accept_task", "start_task")
+        give_result(cast, "alice/coder", task_id)
+        resume = ClientCallContext(service_parameters={"Last-Event-ID": cursor})
+        asked = SubscribeToTaskRequest(id=task_id)
+        resumed = [r async for r in client.subscribe(asked, context=resume)]
+    kinds = [r.WhichOneof("payload") for r in resumed]
+    assert kinds == ["status_update"] * 3 + ["artifact_update", "status_update"]
+    cursors = [
+        r.status_update.metadata["prickle"]["cursor"]
+        for r in resumed
+        if r.HasField("status_update")
+    ]
+    assert [int(c) for c in cursors] == sorted({int(c) for c in cursors})  # each once, in order
+    assert int(cursors[0]) > int(cursor)  # nothing before the cursor again
+    assert resumed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
