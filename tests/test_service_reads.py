@@ -67,15 +67,3 @@ async def test_batch_lookups_answer_by_id_with_domain_objects(store: Store) -> N
     assert {"accept_task", "save_checkpoint"} <= set(verbs) and verbs[-1] == "return_result"
     for lookup in (reads.children_of, reads.checkpoints_of, reads.results_of, reads.events_of):
         assert dict(await lookup(store, SPY, ids)) == {}
-
-
-async def test_healthy_returns_when_the_database_answers_and_raises_when_it_does_not(
-    store: Store, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
-    await reads.healthy(store)
-    gone = Store(f"sqlite+aiosqlite:///{tmp_path}/missing/prickle.db")
-    try:
-        with pytest.raises(Exception, match="unable to open database file"):
-            await reads.healthy(gone)
-    finally:
-        await gone.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.domain.events import Event
+from app.domain.events import Event, Said
 from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
@@ -52,6 +52,22 @@ async def task_graph_page(
     async with store.read() as tx:
         page = await sql.task_page(tx, viewer, filters, first, after, want.columns)
         return page, await read_ahead(tx, viewer, page.items, want)
+
+
+async def inbox_page(
+    store: Store, viewer: Principal, first: int, after: str | None, want: Want
+) -> tuple[Page[Task], Found]:
+    """A page of the tasks waiting on the viewer (`app.domain.inbox`), in every project, by
+    id, after the task `after`; and what `want` reads around them."""
+    async with store.read() as tx:
+        page = await tx.inbox.page(viewer, first, after, want.columns)
+        return page, await read_ahead(tx, viewer, page.items, want)
+
+
+async def count_inbox(store: Store, viewer: Principal, limit: int | None = None) -> int:
+    """With `limit`, at most that many (the count stops there)."""
+    async with store.read() as tx:
+        return await tx.inbox.count(viewer, limit)
 
 
 async def task_graph(
@@ -121,9 +137,12 @@ async def task_page(
         return await sql.task_page(tx, viewer, filters, first, after)
 
 
-async def count_tasks(store: Store, viewer: Principal, filters: TaskFilters) -> int:
+async def count_tasks(
+    store: Store, viewer: Principal, filters: TaskFilters, limit: int | None = None
+) -> int:
+    """With `limit`, at most that many (the count stops there)."""
     async with store.read() as tx:
-        return await sql.count_tasks(tx, viewer, filters)
+        return await sql.count_tasks(tx, viewer, filters, limit)
 
 
 async def event_page(
@@ -134,9 +153,12 @@ async def event_page(
         return await sql.event_page(tx, viewer, filters, first, after)
 
 
-async def count_task_events(store: Store, viewer: Principal, filters: EventFilters) -> int:
+async def count_task_events(
+    store: Store, viewer: Principal, filters: EventFilters, limit: int | None = None
+) -> int:
+    """With `limit`, at most that many (the count stops there)."""
     async with store.read() as tx:
-        return await sql.count_task_events(tx, viewer, filters)
+        return await sql.count_task_events(tx, viewer, filters, limit)
 
 
 async def tasks_by_id(store: Store, viewer: Principal, ids: Sequence[str]) -> dict[str, Task]:
@@ -170,7 +192,33 @@ async def events_of(store: Store, viewer: Principal, ids: Sequence[str]) -> dict
         return await sql.events_of(tx, viewer, ids)
 
 
-async def healthy(store: Store) -> None:
-    """Returns when the database answers; raises whatever the driver raised when it does not."""
+async def agent_standing(store: Store, agent_id: str) -> tuple[bool, bool]:
+    """(registered, erased) for the agent id, in one statement."""
     async with store.read() as tx:
-        await sql.ping(tx)
+        return await tx.principals.agent_standing(agent_id)
+
+
+@dataclass(frozen=True)
+class AgentTask:
+    """An agent as its own server sees it, and one of its tasks: whether the agent is
+    registered and not erased, the task (None unless the viewer sees it and it is the
+    agent's), and what its events said (when asked for)."""
+
+    serves: bool
+    task: Task | None
+    said: list[Said]
+
+
+async def agent_task(
+    store: Store, viewer: Principal, agent_id: str, task_id: str, said: bool = False
+) -> AgentTask:
+    """The agent's standing, its task and, with `said`, what the task's events said: one
+    read transaction."""
+    async with store.read() as tx:
+        registered, erased = await tx.principals.agent_standing(agent_id)
+        if not registered or erased:
+            return AgentTask(False, None, [])
+        found = (await sql.tasks_by_id(tx, viewer, [task_id])).get(task_id)
+        if found is None or found.assignee != agent_id:
+            return AgentTask(True, None, [])
+        return AgentTask(True, found, await tx.events.said(task_id) if said else [])

@@ -11,10 +11,9 @@ of statements) never depends on how many ids are asked for.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -22,12 +21,13 @@ from sqlalchemy import (
     ColumnElement,
     Select,
     String,
+    Table,
     any_,
     func,
     literal,
     literal_column,
     select,
-    text,
+    union_all,
 )
 
 from app.domain.events import Event
@@ -35,9 +35,11 @@ from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import mapping
+from app.storage.archive import archived_to, served_after
 from app.storage.repositories.events import events
 from app.storage.repositories.records import checkpoints, results
-from app.storage.repositories.tasks import tasks
+from app.storage.repositories.tasks import Columns, select_tasks, tasks
+from app.storage.tables import events_archive
 from app.storage.tx import Tx
 from app.storage.visibility import visible
 
@@ -50,27 +52,6 @@ def _among(tx: Tx, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElem
         )
         return column.in_(each)
     return column == any_(literal(list(ids), ARRAY(String)))
-
-
-Columns = Sequence[str] | None  # the task columns to read; None: every one
-_FIELDS = tuple(f.name for f in dataclasses.fields(Task) if f.name != "gate")
-_FIELD_SET = frozenset(_FIELDS)
-
-
-def _select_tasks(columns: Columns, *needed: str) -> tuple[Select[Any], Any]:
-    """The statement reading these task columns (with `id` and `needed`), and the function
-    making a task of each of its rows: whole, or with only those columns (the rest None)."""
-    if columns is None:
-        return select(tasks), mapping.task_from_row
-    names = tuple(dict.fromkeys(("id", *needed, *columns)))
-    fields = [n for n in names if n in _FIELD_SET]
-    at = [names.index(n) for n in fields]
-    rest: dict[str, Any] = {n: None for n in _FIELDS if n not in names}
-
-    def partial(row: Any) -> Task:
-        return Task(**rest, **{n: row[i] for n, i in zip(fields, at, strict=True)})
-
-    return select(*(tasks.c[n] for n in names)), partial
 
 
 def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
@@ -89,19 +70,40 @@ async def task_page(
     after: str | None,
     columns: Columns = None,
 ) -> Page[Task]:
-    """Visible tasks matching the filters, by id (creation order), after the cursor."""
-    stmt, task_of = _select_tasks(columns)
+    """Visible tasks matching the filters, by id (creation order), after the cursor.
+
+    Planned for its own filters (`Tx.custom_plans`): a plan made without them (PostgreSQL's
+    generic plan of a prepared statement, after its fifth run on a connection) estimates a
+    filter's rows as an average, and for a large project's state it read and sorted every
+    match (1 s at a million tasks) instead of walking `(project, state, id)` to the page's
+    end (docs/performance.md, "At scale")."""
+    stmt, task_of = select_tasks(columns)
     stmt = stmt.where(visible(principal), *_task_filters(filters))
     if after is not None:
         stmt = stmt.where(tasks.c.id > after)
+    await tx.custom_plans()
     rows = await tx.rows(stmt.order_by(tasks.c.id).limit(first + 1))
     return Page(list(map(task_of, rows[:first])), len(rows) > first)
 
 
-async def count_tasks(tx: Tx, principal: Principal, filters: TaskFilters) -> int:
-    stmt = (
-        select(func.count()).select_from(tasks).where(visible(principal), *_task_filters(filters))
+async def count_tasks(
+    tx: Tx, principal: Principal, filters: TaskFilters, limit: int | None = None
+) -> int:
+    """The visible tasks matching the filters; with `limit`, at most that many (counting
+    stops there, so its cost is bounded however many match)."""
+    return await _count(
+        tx, select(tasks.c.id).where(visible(principal), *_task_filters(filters)), limit
     )
+
+
+async def _count(tx: Tx, rows: Select[Any], limit: int | None) -> int:
+    """`rows` counted; with `limit`, the first that many in the order of `rows`' one column
+    (an id or a seq: the last column of the filters' indexes, so that the count reads them
+    in order and stops, whichever part of the table the rows lie in)."""
+    if limit is not None:
+        rows = rows.order_by(*rows.selected_columns).limit(limit)
+    stmt = select(func.count()).select_from(rows.subquery())
+    await tx.custom_plans()
     count: int = (await tx.conn.execute(stmt)).scalar_one()
     return count
 
@@ -111,7 +113,7 @@ async def tasks_by_id(
 ) -> dict[str, Task]:
     if not ids:
         return {}
-    stmt, task_of = _select_tasks(columns)
+    stmt, task_of = select_tasks(columns)
     stmt = stmt.where(_among(tx, tasks.c.id, ids), visible(principal))
     return {t.id: t for t in map(task_of, await tx.rows(stmt))}
 
@@ -121,7 +123,7 @@ async def children_of(
 ) -> dict[str, list[Task]]:
     found: dict[str, list[Task]] = defaultdict(list)
     if parent_ids:
-        stmt, task_of = _select_tasks(columns, "parent_task_id")
+        stmt, task_of = select_tasks(columns, "parent_task_id")
         stmt = stmt.where(_among(tx, tasks.c.parent_task_id, parent_ids), visible(principal))
         for task in map(task_of, await tx.rows(stmt.order_by(tasks.c.id))):
             found[task.parent_task_id or ""].append(task)
@@ -161,54 +163,87 @@ async def checkpoints_of(
     return found
 
 
-def _events() -> Any:
-    return select(events).join(tasks, tasks.c.id == events.c.task_id)
+def _history(build: Callable[[Table], Select[Any]]) -> Any:
+    """A task's history: `build`'s rows from the log and from its archive
+    (app/storage/archive.py), as one subquery with the log's columns."""
+    return union_all(build(events), build(events_archive)).subquery()
+
+
+def _joined(log: Table) -> Select[Any]:
+    return select(log).join(tasks, tasks.c.id == log.c.task_id)
 
 
 async def events_of(
     tx: Tx, principal: Principal, task_ids: Sequence[str]
 ) -> dict[str, list[Event]]:
-    """Each task's events, oldest first."""
+    """Each task's events, oldest first, archived ones too."""
     found: dict[str, list[Event]] = defaultdict(list)
     if task_ids:
-        stmt = _events().where(_among(tx, events.c.task_id, task_ids), visible(principal))
-        for row in await tx.rows(stmt.order_by(events.c.seq)):
+        both = _history(
+            lambda log: _joined(log).where(_among(tx, log.c.task_id, task_ids), visible(principal))
+        )
+        for row in await tx.rows(select(both).order_by(both.c.seq)):
             found[row.task_id].append(mapping.event_from_row(row))
     return found
 
 
-def _event_filters(principal: Principal, filters: EventFilters) -> list[ColumnElement[bool]]:
+def _event_filters(
+    principal: Principal, filters: EventFilters, log: Table = events
+) -> list[ColumnElement[bool]]:
     where = [visible(principal)]
     if filters.task_id is not None:
-        where.append(events.c.task_id == filters.task_id)
+        where.append(log.c.task_id == filters.task_id)
     if filters.project is not None:
-        where.append(events.c.project == filters.project)
+        where.append(log.c.project == filters.project)
     return where
 
 
 async def event_page(
     tx: Tx, principal: Principal, filters: EventFilters, first: int, after: int | None
 ) -> Page[Event]:
-    """The history of visible tasks, oldest first, after the event cursor."""
-    stmt = _events().where(*_event_filters(principal, filters))
-    if after is not None:
-        stmt = stmt.where(events.c.seq > after)
-    if not tx.sqlite:  # a page never passes a seq that a later commit could still fill
-        stmt = stmt.where(events.c.seq <= await tx.events.last_seq())
-    rows = await tx.rows(stmt.order_by(events.c.seq).limit(first + 1))
+    """The history of visible tasks, oldest first, after the event cursor. A task's own
+    history includes its archived events; the log's, not by task, is served after the
+    archived ones only, and refuses a cursor before them (`CursorArchived`)."""
+    if filters.task_id is None:
+        after = await served_after(tx, after)
+    bound = None if tx.sqlite else await tx.events.last_seq()
+
+    def page_of(log: Table) -> Select[Any]:
+        stmt = _joined(log).where(*_event_filters(principal, filters, log))
+        if after is not None:
+            stmt = stmt.where(log.c.seq > after)
+        if bound is not None:  # a page never passes a seq that a later commit could still fill
+            stmt = stmt.where(log.c.seq <= bound)
+        return stmt
+
+    if filters.task_id is None:
+        stmt: Any = page_of(events).order_by(events.c.seq)
+    else:
+        both = _history(page_of)
+        stmt = select(both).order_by(both.c.seq)
+    await tx.custom_plans()
+    rows = await tx.rows(stmt.limit(first + 1))
     return Page([mapping.event_from_row(r) for r in rows[:first]], len(rows) > first)
 
 
-async def count_task_events(tx: Tx, principal: Principal, filters: EventFilters) -> int:
-    stmt = (
-        select(func.count())
-        .select_from(events.join(tasks, tasks.c.id == events.c.task_id))
-        .where(*_event_filters(principal, filters))
-    )
-    count: int = (await tx.conn.execute(stmt)).scalar_one()
-    return count
+async def count_task_events(
+    tx: Tx, principal: Principal, filters: EventFilters, limit: int | None = None
+) -> int:
+    """The visible events matching the filters (a task's archived ones too; the log's after
+    the archived ones); with `limit`, at most that many."""
 
+    def matching(log: Table) -> Select[Any]:
+        return (
+            select(log.c.seq)
+            .select_from(log.join(tasks, tasks.c.id == log.c.task_id))
+            .where(*_event_filters(principal, filters, log))
+        )
 
-async def ping(tx: Tx) -> None:
-    """A statement the database answers without reading any table."""
-    await tx.conn.execute(text("SELECT 1"))
+    if filters.task_id is not None:
+        both = _history(matching)
+        return await _count(tx, select(both.c.seq), limit)
+    rows = matching(events)
+    floor = await archived_to(tx)
+    if floor:
+        rows = rows.where(events.c.seq > floor)
+    return await _count(tx, rows, limit)

@@ -31,6 +31,7 @@ from app.domain.reads import TaskFilters
 from app.storage.repositories.tasks import tasks
 from app.storage.tx import Tx
 from app.storage.visibility import visible
+from app.tuning import COUNT_CAP
 
 # A selection: (response key, field name, the selection below it or None), in order.
 Selection = tuple[tuple[str, str, "Selection | None"], ...]
@@ -137,7 +138,11 @@ class _Builder:
             if name == "__typename":
                 return "'TaskConnection'"
             if name == "total_count":
-                return f"(SELECT count(*) FROM tasks c WHERE {' AND '.join(counted)})"
+                cap = COUNT_CAP.value()  # counting stops past it, as on the plain path
+                return (
+                    f"(SELECT least(count(*), {cap}) FROM (SELECT 1 FROM tasks c"
+                    f" WHERE {' AND '.join(counted)} ORDER BY c.id LIMIT {cap + 1}) c)"
+                )
             assert below is not None
             if name == "edges":
                 edge = self.object(below, self.edge)
@@ -204,6 +209,9 @@ async def task_page_json(
     if after is not None:
         params["after"] = after
     stmt = statement(selection, principal.is_person, given, after is not None)
+    if any(field[1] == "total_count" for field in selection):
+        # the count planned for its filters, as the plain path's (app/storage/reads.py)
+        await tx.custom_plans()
     row = await tx.one(stmt, params)
     found: Mapping[str, Any] = json.loads(row[0])
     return found

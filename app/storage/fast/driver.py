@@ -54,13 +54,15 @@ class OnDriver:
     """An `AsyncConnection` behind the `await conn.execute(...)` that Tx uses, its marked
     statements sent straight to asyncpg."""
 
-    __slots__ = ("adapter", "conn", "transactional", "written")
+    __slots__ = ("adapter", "conn", "transactional", "unsure", "written")
 
     def __init__(self, conn: AsyncConnection, adapter: Any, transactional: bool) -> None:
         self.conn = conn
         self.adapter = adapter
         self.transactional = transactional
         self.written = False  # not transactional: the block's one write has committed
+        # a write committing by itself failed with its answer lost: it may have committed
+        self.unsure = False
 
     def __getattr__(self, name: str) -> Any:  # the rest of AsyncConnection, as it is
         return getattr(self.conn, name)
@@ -72,13 +74,26 @@ class OnDriver:
         if found is not None:
             if self.transactional and not compat.in_transaction(self.adapter):
                 await compat.begin(self.adapter)
+            alone = not compat.in_transaction(self.adapter)
             try:
                 done = await found.run_on(self.adapter, self.conn.dialect, parameters)
-            except DBAPIError as error:
-                if self.conn.dialect.is_disconnect(error.orig, self.adapter, None):  # type: ignore[arg-type]
-                    await self.conn.invalidate(error)  # the pool opens a new one
+            except Exception as error:
+                self.unsure = alone and _writes(found, parameters, self.conn.dialect)
+                if isinstance(error, DBAPIError):
+                    await self._drop_if_gone(error)
                 raise
             if done is not None:
                 self.written = done.writes and not compat.in_transaction(self.adapter)
                 return done
         return await self.conn.execute(statement, parameters)
+
+    async def _drop_if_gone(self, error: DBAPIError) -> None:
+        if self.conn.dialect.is_disconnect(error.orig, self.adapter, None):  # type: ignore[arg-type]
+            await self.conn.invalidate(error)  # the pool opens a new one
+
+
+def _writes(found: Any, parameters: Any, dialect: Any) -> bool:
+    """Whether the marked statement may write (a SELECT without FOR UPDATE does not)."""
+    names = tuple(parameters) if isinstance(parameters, dict) else ()
+    form = found.form(names, dialect, False)
+    return form is None or bool(form.writes)
