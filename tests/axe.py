@@ -17,9 +17,17 @@ RUN = """(selector) => axe.run(selector ? document.querySelector(selector) : doc
     nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) })))"""
 
 
-def violations(page: Any, selector: str | None = None) -> list[dict[str, Any]]:
-    """The serious and critical violations in the page (or in the element `selector`)."""
+def violations(
+    page: Any, selector: str | None = None, impacts: tuple[str, ...] | None = SERIOUS
+) -> list[dict[str, Any]]:
+    """The serious and critical violations in the page (or in the element `selector`);
+    `impacts=None`: every violation, whatever its impact."""
     if not page.evaluate("typeof axe !== 'undefined'"):
         page.add_script_tag(url=urljoin(page.url, "/vendor/axe.min.js"))
     found = page.evaluate(RUN, selector)
-    return [v for v in found if v["impact"] in SERIOUS]
+    return [v for v in found if impacts is None or v["impact"] in impacts]
+
+
+def every_violation(page: Any, selector: str | None = None) -> list[dict[str, Any]]:
+    """Every violation axe-core finds, minor ones included."""
+    return violations(page, selector, impacts=None)

@@ -1,6 +1,6 @@
 """The live board at /board, driven in headless Chromium against a real `prickle serve`.
 
-The board's database is seeded with 500 tasks through the service layer before the server
+The board's database is seeded with 1,000 tasks through the service layer before the server
 starts; the tests then move tasks through the HTTP GraphQL API and watch the page. The
 browser is Debian's `chromium` driven by the `playwright` package (never `playwright
 install`); without /usr/bin/chromium the browser tests skip. Figures and a screenshot go to
@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from axe import every_violation
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
 from server import ROOT, Server, module_database, start
 
@@ -42,9 +43,11 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 PROJECT = "board"
-TASKS = 500
+TASKS = 1000
+LONG = "Reconcile the invoices of every customer in the northern region against the ledger export"
 SPARES = 4  # routed tasks the tests move, one or more each
 RENDER_BUDGET_MS = 2000  # generous: a slow CI machine must not fail, a frozen page must
+FROM_TOKEN_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
 APPLY_BUDGET_MS = 250
 
 needs_chromium = pytest.mark.skipif(
@@ -73,14 +76,15 @@ class Seeded:
 
 
 async def seed(url: str) -> Seeded:
-    """500 tasks in the project, across states, plus a few the tests move."""
+    """1,000 tasks in the project, across states, plus a few the tests move."""
     store = Store(url)
     try:
         await upgrade(store.engine)
         await setup(store)
         rich = await _rich_family(store)
         spares = [(await _task(store, f"Spare {i}")).id for i in range(SPARES)]
-        for i in range(TASKS - 4 - SPARES):
+        await _task(store, LONG)
+        for i in range(TASKS - 5 - SPARES):
             task = await _task(store, f"Task {i}")
             for verb in SPREAD[i % len(SPREAD)]:
                 await call(store, verb, CODER, task.id)
@@ -251,8 +255,18 @@ def test_a_move_through_the_api_moves_its_card_without_a_reload(board, page) -> 
     applied = page.evaluate("prickleBoard.metrics.applies")
     frame = page.evaluate("prickleBoard.metrics.renderFrame")
     load = page.evaluate("prickleBoard.metrics.load")
-    _record({"load": load, "render": render, "render_to_next_frame": frame, "apply": applied[-1]})
-    assert render["tasks"] >= TASKS and render["ms"] < RENDER_BUDGET_MS, render
+    token = page.evaluate("prickleBoard.metrics.fromToken")
+    _record(
+        {
+            "from_token": token,
+            "load": load,
+            "render": render,
+            "render_to_next_frame": frame,
+            "apply": applied[-1],
+        }
+    )
+    assert token["tasks"] >= TASKS and token["ms"] < FROM_TOKEN_BUDGET_MS, token
+    assert render["ms"] < RENDER_BUDGET_MS, render
     assert applied[-1]["ms"] < APPLY_BUDGET_MS, applied
 
 
@@ -348,4 +362,61 @@ def test_the_token_is_entered_once_per_tab(board, page) -> None:
 def _record(figures: dict) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "board-metrics.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"board at {figures['render']['tasks']} tasks: {json.dumps(figures)}")
+    print(f"board at {figures['from_token']['tasks']} tasks: {json.dumps(figures)}")
+
+
+@needs_chromium
+def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
+    board, browser
+) -> None:
+    server, seeded = board
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        tab = context.new_page()
+        open_board(tab, server, seeded.alice)
+        overflow = tab.evaluate(
+            "(b => b.scrollWidth - b.clientWidth)(document.getElementById('board'))"
+        )
+        assert overflow <= 0, f"the board scrolls sideways by {overflow} px at 1440 px"
+        widths = tab.evaluate(
+            "Object.fromEntries([...document.querySelectorAll('.column')]"
+            ".map(c => [c.dataset.state, c.getBoundingClientRect().width]))"
+        )
+        assert widths["requested"] < 50 and widths["verifying"] < 50, widths  # empty: strips
+        assert min(w for s, w in widths.items() if s not in ("requested", "verifying")) >= 120
+        tab.locator(".column[data-state=routed] .cards").evaluate("l => l.scrollTop = 2000")
+        header = tab.locator(".column[data-state=routed] > h2").bounding_box()
+        column = tab.locator(".column[data-state=routed]").bounding_box()
+        assert abs(header["y"] - column["y"]) < 1  # the header stays while the cards scroll
+
+        card = tab.locator(".card", has_text=LONG)
+        title = card.locator(".t")
+        assert title.evaluate("t => t.scrollHeight > t.clientHeight")  # clamped to 3 lines
+        assert title.evaluate("t => t.getClientRects()[0].height") <= 3 * 20 + 1
+        card.get_by_role("button", name="more of the title").click()
+        assert title.evaluate("t => t.scrollHeight <= t.clientHeight")
+        assert tab.locator("#detail").is_hidden()  # "more" is not a click on the card
+        tab.screenshot(path=str(ARTIFACTS / "board-1440.png"))
+        assert every_violation(tab) == []
+
+        tab.set_viewport_size({"width": 390, "height": 844})
+        tab.reload()
+        wait_until(tab, f"prickleBoard.size >= {TASKS} && prickleBoard.status === 'live'")
+        first = tab.evaluate(
+            "(() => { const b = document.getElementById('board').getBoundingClientRect();"
+            " const c = [...document.querySelectorAll('.column')].find(c =>"
+            " c.getBoundingClientRect().right > b.left + 40"
+            " && c.getBoundingClientRect().left < b.right);"
+            " return c.dataset.state; })()"
+        )
+        assert first == "routed", first  # not the empty `requested`
+        tab.screenshot(path=str(ARTIFACTS / "board-390.png"))
+        assert every_violation(tab) == []
+        tab.get_by_role("button", name=re.compile("^Inbox")).click()
+        items = tab.locator("#inbox-list [data-id]")
+        assert items.count() == 50 and tab.evaluate("prickleBoard.inboxTotal") > 100
+        tab.get_by_role("button", name="Show 50 more").click()
+        wait_until(tab, "document.querySelectorAll('#inbox-list [data-id]').length === 100")
+        assert every_violation(tab, "#inbox") == []
+    finally:
+        context.close()

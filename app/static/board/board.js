@@ -10,11 +10,17 @@
     "returned", "completed", "rejected", "cancelled",
   ];
   const TERMINAL = new Set(["completed", "rejected", "cancelled"]);
+  // The gate and the result policy pass a task through these within the call that enters
+  // them: they never hold one between calls, so an empty one is drawn as a narrow strip.
+  const PASSING = new Set(["requested", "verifying"]);
   const TOKEN_KEY = "prickle.token";
   const PAGE = 500;
+  const LONG_TITLE = 36; // characters: a longer title may not fit three lines of a narrow card
 
   const CARD = `id project state waiting_on assignee requester display_title version
-    updated_at parent_task_id packet { task deliverable_type }`;
+    created_at updated_at parent_task_id packet { task deliverable_type }`;
+  // What an event says of a move: enough to tell what the task's wait asks (askedOf).
+  const ASKED = "kind verb from_state to_state waiting_on actor at note";
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
       total_count page_info { has_next_page end_cursor } edges { node { ${CARD} } } } }`;
@@ -24,22 +30,21 @@
   const Q_ME = `query BoardMe { me { kind id } }`;
   const LINK = `id state display_title packet { task }`;
   const Q_DETAIL = `query BoardTask($id: ID!) { task(id: $id) {
-    id version allowed_verbs as_protocol
+    id version allowed_verbs as_protocol events { ${ASKED} }
     parent { ${LINK} } children { ${LINK} } dependencies { ${LINK} } } }`;
   const TIMELINE_PAGE = 20;
   const Q_TIMELINE = `query BoardTimeline($task_id: ID!, $after: String, $first: Int!) {
     task_events(task_id: $task_id, after: $after, first: $first) {
       total_count page_info { has_next_page end_cursor }
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
-  // What waits on a person: the verbs only they can use, and the states those verbs act in.
-  const INBOX_VERBS = ["approve_handoff", "decide_result", "answer"];
-  const INBOX_STATES = ["waiting", "approval"];
-  const INBOX_CARD = `${CARD} allowed_verbs`;
-  const Q_INBOX = `query BoardInbox($state: TaskState, $after: String) {
-    tasks(state: $state, first: ${PAGE}, after: $after) {
-      page_info { has_next_page end_cursor } edges { node { ${INBOX_CARD} } } } }`;
+  // The inbox: what waits on the viewer, in every project, read from the server a page at a
+  // time; a move of a task in it, or of a task now waiting, makes the board read it again.
+  const INBOX_PAGE = 50;
+  const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
+    inbox(first: $first, after: $after) { total_count page_info { has_next_page end_cursor }
+      edges { node { ${CARD} events { ${ASKED} } } } } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
-    task_events(after: $after) { cursor task_id task { ${INBOX_CARD} } } }`;
+    task_events(after: $after) { cursor task_id to_state } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
     task_events(task_id: $task_id) { cursor } }`;
   const S_EVENTS = `subscription BoardEvents($project: String, $after: String) {
@@ -59,6 +64,38 @@
     }
     for (const c of children.flat(Infinity)) if (c != null && c !== false) el.append(c);
     return el;
+  }
+
+  // ---- time: relative and local, the exact instant on hover ------------------------------
+
+  const instant = (iso) => new Date(String(iso).replace(/(\.\d{3})\d+/, "$1"));
+
+  function ago(iso, now = Date.now()) {
+    const s = Math.round((now - instant(iso).getTime()) / 1000);
+    if (!Number.isFinite(s)) return String(iso);
+    if (s < 45) return "just now";
+    const steps = [[60, "min", 60], [24, "h", 3600], [30, "d", 86400]];
+    for (const [limit, unit, size] of steps) {
+      const n = Math.round(s / size);
+      if (n < limit) return `${Math.max(n, 1)} ${unit} ago`;
+    }
+    return instant(iso).toLocaleDateString();
+  }
+
+  // A <time>: "3 min ago", the local date and time in its tooltip; kept fresh by tick().
+  function when(iso, prefix = "") {
+    if (!iso) return h("span", { class: "muted", text: "—" });
+    return h("time", {
+      datetime: iso, "data-prefix": prefix, title: instant(iso).toLocaleString(),
+      text: `${prefix}${ago(iso)}`,
+    });
+  }
+
+  function tick() {
+    const now = Date.now();
+    for (const t of document.querySelectorAll("time[datetime]")) {
+      t.textContent = `${t.dataset.prefix || ""}${ago(t.getAttribute("datetime"), now)}`;
+    }
   }
 
   // ---- HTTP GraphQL --------------------------------------------------------------------
@@ -241,7 +278,8 @@
 
   // ---- the board -----------------------------------------------------------------------
 
-  const metrics = { load: null, render: null, renderFrame: null, applies: [], events: 0 };
+  // fromToken: from a token entered (or the page opened with one) to every page drawn.
+  const metrics = { load: null, render: null, renderFrame: null, fromToken: null, applies: [], events: 0 };
 
   function measure(name, start, detail) {
     performance.mark(`${name}:end`);
@@ -266,9 +304,10 @@
     build() {
       const columns = STATES.map((state) => {
         const count = h("span", { class: "n", text: "0" });
-        const list = h("ol", { class: "cards", "data-state": state });
+        const list = h("ol", { class: "cards", "data-state": state, "aria-label": state });
         const col = h("section", {
-          class: `column${TERMINAL.has(state) ? " terminal" : ""}`, "data-state": state,
+          class: `column${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing strip" : ""}`,
+          "data-state": state,
         }, h("h2", null, h("span", { text: state }), count), list);
         this.columns.set(state, { col, list, count, n: 0 });
         return col;
@@ -287,25 +326,32 @@
       this.cards.clear();
       this.pending.clear();
       this.ready = false;
+      this.quiet = false;
       for (const c of this.columns.values()) { c.list.replaceChildren(); this.count(c, -c.n); }
     }
 
     count(column, delta) {
       column.n += delta;
       column.count.textContent = String(column.n);
+      column.col.classList.toggle("strip", column.col.classList.contains("passing") && column.n === 0);
     }
 
+    // The whole title (three lines, then "more"), and a line that tells cards apart.
     card(task) {
       const title = task.display_title || task.packet?.task || task.id;
       const meta = h("div", { class: "m" },
         h("span", { class: "tag", text: task.packet?.deliverable_type }),
-        h("span", { text: task.assignee }),
+        h("span", { class: "who", text: task.assignee }),
         task.waiting_on && h("span", { class: "tag wait", text: `on ${task.waiting_on}` }),
-        h("span", { text: `v${task.version}` }));
+        when(task.created_at, "made "));
       const el = h("li", {
         class: "card", tabindex: "0", "data-id": task.id, "data-state": task.state,
         "data-version": String(task.version), title: task.packet?.task,
-      }, h("div", { class: "t", text: title }), meta);
+      }, h("div", { class: "t", text: title }),
+      title.length > LONG_TITLE && h("button", {
+        type: "button", class: "expand", "aria-expanded": "false", text: "more",
+        "aria-label": "more of the title",
+      }), meta);
       if (task.id === this.selected) el.classList.add("selected");
       if (!this.matches(task)) el.hidden = true;
       return el;
@@ -338,6 +384,16 @@
       this.recount();
       this.schedule();
       this.onChange();
+      this.showFirstHeld();
+    }
+
+    // On a narrow screen (one column at a time) the board opens on the first that holds a task.
+    showFirstHeld() {
+      if (!window.matchMedia("(max-width: 600px)").matches) return;
+      const first = [...this.columns.values()].find((c) => c.n > 0 && !c.col.hidden);
+      if (!first) return;
+      const left = first.col.getBoundingClientRect().left - this.root.getBoundingClientRect().left;
+      this.root.scrollLeft += left - 8;
     }
 
     // Events and later pages: kept by task id, newest version wins, drawn once per frame.
@@ -351,6 +407,13 @@
     schedule() {
       if (!this.ready || this.frame || !this.pending.size) return;
       this.frame = requestAnimationFrame(() => { this.frame = 0; this.flush(); });
+    }
+
+    // Draw what is pending now, not at the next frame.
+    flushNow() {
+      if (this.frame) cancelAnimationFrame(this.frame);
+      this.frame = 0;
+      if (this.pending.size) this.flush();
     }
 
     flush() {
@@ -379,7 +442,7 @@
       if (!column) return;
       column.list.prepend(el);
       this.count(column, 1);
-      el.classList.add("fresh");
+      if (!this.quiet) el.classList.add("fresh"); // a change, not a later page of the load
       this.cards.set(task.id, { el, task });
     }
 
@@ -469,7 +532,7 @@
         const uncovered = report.uncovered?.includes(i);
         bits.push(" ", h("span", {
           class: `tag ${uncovered ? "bad" : "ok"}`,
-          text: uncovered ? "uncovered" : `evidence ${cov?.evidence?.map((e) => `#${e}`).join(" ")}`,
+          text: uncovered ? "uncovered" : `evidence ${cov?.evidence?.map((e) => `#${e + 1}`).join(" ")}`,
         }));
       }
       const v = verdicts.get(i);
@@ -505,7 +568,7 @@
     return [
       fields([
         ["status", h("span", { class: `tag ${r.status === "accepted" ? "ok" : r.status === "rejected" ? "bad" : ""}`, text: r.status })],
-        ["revision", r.revision], ["returned", `${text(r.returned_by)} at ${text(r.returned_at)}`],
+        ["revision", r.revision], ["returned", h("span", null, `${text(r.returned_by)}, `, when(r.returned_at))],
         ["provenance", `${r.provenance}, ${text(r.provenance_status)}`],
         ["decided by", r.decided_by ? `${who(r.decided_by)}${r.decided_by_policy ? ` (${r.decided_by_policy})` : ""}` : null],
         ["reason", r.reason || undefined],
@@ -515,18 +578,18 @@
       h("strong", { text: "Evidence" }),
       list(r.evidence, "ol", (e, i) => [
         h("span", { class: "tag", text: e.kind }), " ", e.summary,
-        e.criteria?.length ? h("span", { class: "muted", text: ` → criteria ${e.criteria.join(", ")}` }) : "",
+        e.criteria?.length ? h("span", { class: "muted", text: ` → ${e.criteria.length > 1 ? "criteria" : "criterion"} ${e.criteria.map((c) => c + 1).join(", ")}` }) : "",
         stale.has(i) ? [" ", h("span", { class: "tag bad", text: `stale: ${stale.get(i)}` })] : "",
         e.url ? h("div", null, webLink(e.url)) : "",
-        e.observed_at ? h("div", { class: "muted", text: `observed ${e.observed_at}${e.verifier ? ` by ${e.verifier}` : ""}` }) : "",
+        e.observed_at ? h("div", { class: "muted" }, when(e.observed_at, "observed "), e.verifier ? ` by ${e.verifier}` : "") : "",
         e.content ? pre(e.content) : "",
       ].filter((x) => x !== "")),
       h("strong", { text: "Evidence report" }),
       fields([
         ["complete", h("span", { class: `tag ${report.complete ? "ok" : "bad"}`, text: report.complete ? "complete" : "incomplete" })],
-        ["uncovered", report.uncovered?.length ? report.uncovered.map((i) => `criterion ${i}`).join(", ") : "none"],
-        ["stale", report.stale?.length ? report.stale.map((s) => `#${s.evidence} (${s.why})`).join(", ") : "none"],
-        ["general", report.general?.length ? report.general.map((i) => `#${i}`).join(", ") : "none"],
+        ["uncovered", report.uncovered?.length ? report.uncovered.map((i) => `criterion ${i + 1}`).join(", ") : "none"],
+        ["stale", report.stale?.length ? report.stale.map((s) => `#${s.evidence + 1} (${s.why})`).join(", ") : "none"],
+        ["general", report.general?.length ? report.general.map((i) => `#${i + 1}`).join(", ") : "none"],
       ]),
       r.artifacts?.length ? [h("strong", { text: "Artifacts" }), list(r.artifacts, "ol", (a) => a.ref)] : null,
     ];
@@ -540,7 +603,7 @@
       : h("span", { class: "tag", text: e.to_state });
     return h("li", { class: `tl ${e.kind}`, "data-seq": String(e.seq), "data-kind": e.kind },
       h("div", { class: "tl-head" },
-        h("time", { datetime: e.at, text: e.at.replace("T", " ").replace(/\.\d+/, "") }), " ",
+        when(e.at), " ",
         h("strong", { class: "tl-actor", text: e.actor || "the server" }), " ",
         h("span", { class: "tl-verb", text: e.verb || e.kind })),
       h("div", null, h("span", { class: `tag kind-${e.kind}`, text: e.kind }), " ", move,
@@ -586,10 +649,11 @@
 
   // ---- acting: one form per verb the viewer may use now --------------------------------
 
-  const REASON = { name: "reason", label: "Reason", kind: "textarea" };
+  // Each form's reason box says what it is the reason for.
+  const reason = (what) => ({ name: "reason", label: `Reason for ${what} (optional)`, kind: "textarea" });
   const VERBS = {
-    approve_handoff: { label: "Approve handoff", fields: [REASON] },
-    deny_task: { label: "Deny", fields: [REASON] },
+    approve_handoff: { label: "Approve handoff", fields: [reason("approving")] },
+    deny_task: { label: "Deny", fields: [reason("denying")] },
     accept_task: { label: "Accept" },
     start_task: { label: "Start" },
     save_checkpoint: {
@@ -606,9 +670,9 @@
       ],
     },
     answer: { label: "Answer", fields: [{ name: "answer", label: "Answer", kind: "textarea", required: true }] },
-    stop_run: { label: "Stop run", fields: [REASON] },
+    stop_run: { label: "Stop run", fields: [reason("stopping")] },
     resume_run: { label: "Resume run" },
-    hand_back: { label: "Hand back", fields: [REASON] },
+    hand_back: { label: "Hand back", fields: [reason("handing back")] },
     return_result: {
       label: "Return result",
       fields: [
@@ -624,11 +688,12 @@
       } }),
     },
     decide_result: { label: "Decide", fields: [
-      { name: "decision", label: "Decision", kind: "select", options: ["accept", "request_changes", "reject"] },
+      { name: "decision", label: "Decision", kind: "select", required: true,
+        options: ["accept", "request_changes", "reject"], none: "choose a decision" },
       { name: "verdicts", kind: "verdicts" },
-      REASON,
+      reason("deciding"),
     ] },
-    cancel_task: { label: "Cancel task", fields: [REASON] },
+    cancel_task: { label: "Cancel task", fields: [reason("cancelling")] },
     reroute: {
       label: "Reroute",
       fields: [{ name: "assignee", label: "New assignee", placeholder: "owner/agent", required: true }],
@@ -671,7 +736,8 @@
     const id = `f${++fieldIds}`;
     const attrs = { id, name: f.name, required: f.required, placeholder: f.placeholder };
     const control = f.kind === "textarea" ? h("textarea", { ...attrs, rows: "2" })
-      : f.kind === "select" ? h("select", attrs, f.options.map((o) => h("option", { value: o, text: o.replace(/_/g, " ") })))
+      : f.kind === "select" ? h("select", attrs, f.none && h("option", { value: "", text: f.none }),
+        f.options.map((o) => h("option", { value: o, text: o.replace(/_/g, " ") })))
       : h("input", attrs);
     return h("div", { class: "field" }, h("label", { for: id, text: f.label }), control);
   }
@@ -689,10 +755,15 @@
     return spec.build ? spec.build(values) : values;
   }
 
+  // The likely next move first; the verbs that stop, refuse or end the task last.
+  const ORDER = [
+    "approve_handoff", "decide_result", "answer", "accept_task", "start_task", "resume_run",
+    "return_result", "save_checkpoint", "wait_on", "reroute", "hand_back", "stop_run",
+    "deny_task", "cancel_task",
+  ];
+
   function actSection(task, version, verbs) {
-    // What the person is asked for first; the verbs that end or refuse the task last.
-    const rank = (v) => (INBOX_VERBS.includes(v) ? 0 : ["cancel_task", "deny_task"].includes(v) ? 2 : 1);
-    const known = verbs.filter((v) => VERBS[v]).sort((a, b) => rank(a) - rank(b));
+    const known = verbs.filter((v) => VERBS[v]).sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
     if (!known.length) return h("p", { class: "muted", text: "Nothing you may do on this task now." });
     return h("div", { class: "act" }, known.map((verb) => {
       const spec = VERBS[verb];
@@ -705,6 +776,13 @@
       });
       return form;
     }));
+  }
+
+  // A sent move's message stays until its event (a newer version of the task) arrives.
+  function arrived(taskId, version) {
+    if (app.sent?.taskId !== taskId || !(version > app.sent.version)) return;
+    app.sent = null;
+    actStatus("");
   }
 
   function actStatus(message, error = false) {
@@ -725,7 +803,8 @@
     actStatus(`${VERBS[verb].label}: sending…`);
     try {
       await gql(app.token, mutation(verb, variables), variables);
-      actStatus(`${VERBS[verb].label}: done. The board shows it when the event arrives.`);
+      actStatus(`${VERBS[verb].label}: sent; the board shows it when its event arrives.`);
+      app.sent = { taskId, version };
       app.acted.push({ verb, task_id: taskId, ok: true });
     } catch (error) {
       app.acted.push({ verb, task_id: taskId, ok: false, code: error.code });
@@ -739,6 +818,60 @@
     } finally {
       button.disabled = false;
     }
+  }
+
+  // What the task's current wait, hand-back or stop says, from the event that moved it where
+  // it stands: { note, actor, at, verb }, or null. The one place that reads it (the events
+  // are the truth until the Task carries its open question itself).
+  function askedOf(task, events) {
+    const entered = [...(events || [])].reverse().find((e) => e.kind !== "checkpointed"
+      && e.to_state === task.state && (task.state !== "waiting" || e.waiting_on === task.waiting_on));
+    return entered ? { note: entered.note, actor: entered.actor, at: entered.at, verb: entered.verb } : null;
+  }
+
+  const byLine = (asked) => (asked ? [" by ", h("strong", { text: asked.actor || "the server" }), ", ", when(asked.at)] : []);
+
+  // The result under decision: its summary, then each criterion with the evidence for it.
+  function underDecision(t) {
+    const r = t.result;
+    if (!r) return null;
+    const evidence = r.evidence || [];
+    return [
+      pre(r.summary),
+      h("ol", { class: "asked-criteria" }, (t.packet.acceptance_criteria || []).map((c, i) => {
+        const items = evidence.map((e, n) => [e, n]).filter(([e]) => e.criteria?.includes(i));
+        return h("li", null, h("span", { text: c }), items.length
+          ? h("ul", null, items.map(([e, n]) => h("li", null, `#${n + 1} `, h("span", { class: "tag", text: e.kind }), ` ${e.summary}`)))
+          : h("span", { class: "tag bad", text: " no evidence" }));
+      })),
+    ];
+  }
+
+  // What is being asked, drawn above the forms where the person acts on it.
+  function askedSection(t, events) {
+    const asked = askedOf(t, events);
+    const block = (title, body, ...extra) => h("section", { class: "asked", "aria-label": title },
+      h("p", { class: "asked-head" }, h("strong", { text: title }), ...extra), body);
+    const note = (fallback) => (asked?.note ? pre(asked.note) : h("p", { class: "muted", text: fallback }));
+    if (t.state === "waiting" && (t.waiting_on === "human" || t.waiting_on === "agent")) {
+      const to = t.waiting_on === "agent" ? ` to ${t.wait_agent || "an agent"}` : "";
+      return block(`Question${to}`, note("No question was given."), ...byLine(asked));
+    }
+    if (t.state === "waiting" && t.waiting_on === "stopped") return block("Stopped", note("No reason was given."), ...byLine(asked));
+    if (t.state === "waiting" && t.waiting_on === "owner_approval") {
+      return block("Handoff held for the assignee's owner", note("The permission gate holds it for approval."), ...byLine(asked));
+    }
+    if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
+    if (t.state === "approval") return block("Result to decide", underDecision(t), ` revision ${t.result?.revision ?? ""}`);
+    return null;
+  }
+
+  // A form a live event removed: why, and what had been typed in it, to copy.
+  function lostSection(lost) {
+    if (!lost?.length) return null;
+    return lost.map((l) => h("section", { class: "lost", role: "status", "aria-label": `${l.label}: not sent` },
+      h("p", null, `The ${l.label} form is gone: the task moved to ${l.state}${l.actor ? ` (${l.actor})` : ""} before it was sent. What you typed is kept here to copy:`),
+      h("textarea", { readonly: true, rows: "3", "aria-label": `what you typed in ${l.label}`, text: l.typed })));
   }
 
   function detailView(data, open, timelineShown) {
@@ -757,10 +890,11 @@
       fields([
         ["project", t.project], ["assignee", t.assignee], ["requester", t.requester || "—"],
         ["requested by", who(t.requested_by)], ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
-        ["turn budget", t.turn_budget ?? "unlimited"], ["created", t.created_at], ["updated", t.updated_at],
+        ["turn budget", t.turn_budget ?? "unlimited"], ["created", when(t.created_at)], ["updated", when(t.updated_at)],
         ["viewer may", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "nothing"],
       ]),
-      h("h3", { text: "Act" }), actSection(t, data.version, data.allowed_verbs || []),
+      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
+      actSection(t, data.version, data.allowed_verbs || []),
       h("h3", { text: "Packet" }),
       fields([["deliverable", t.packet.deliverable_type]]),
       pre(t.packet.task),
@@ -798,9 +932,16 @@
     refresh: 0,
     loadId: 0,
     acted: [],
-    inbox: new Map(), // task id -> task, for what waits on the viewer
+    me: null, // { kind, id } of the signed-in principal
+    inbox: [], // what waits on the viewer, as the server answered, by task id
+    inboxTotal: 0,
     inboxCursor: null,
     inboxReady: false,
+    inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
+    inboxTimer: 0,
+    inboxLoads: 0,
+    sent: null, // { taskId, version } of the last move sent from the panel
+    lost: new Map(), // task id -> forms a live event removed, with what was typed in them
   };
 
   function status(state) {
@@ -850,14 +991,19 @@
   function stopLive() {
     app.live?.stop();
     app.live = null;
-    app.inbox.clear();
+    app.me = null;
+    app.inbox = [];
+    app.inboxTotal = 0;
     app.inboxReady = false;
+    app.inboxOffered = null;
     drawInbox();
   }
 
   async function signIn(token) {
+    performance.mark("board:token");
+    app.signedAt = "board:token";
     try {
-      await gql(token, Q_ME);
+      app.me = (await gql(token, Q_ME)).me;
     } catch (error) {
       const message = error.code === "unauthenticated" ? "The server did not accept this token."
         : `Could not reach the server: ${error.message}`;
@@ -872,15 +1018,20 @@
 
   function start() {
     gql(app.token, Q_STATES).then((d) => app.board.describe(d.task_states)).catch(() => {});
-    app.live = new Live(app.token, status, authFailed);
-    startInbox(app.live);
+    const live = new Live(app.token, status, authFailed);
+    app.live = live;
+    const me = app.me ? Promise.resolve(app.me) : gql(app.token, Q_ME).then((d) => d.me);
+    // the board first: the inbox is read once the project's tasks are drawn
+    const board = app.project ? load(app.project) : Promise.resolve();
+    Promise.all([me, board]).then(([who]) => {
+      app.me = who;
+      if (app.live === live && offerInbox(who.kind)) startInbox(live);
+    }, (error) => error.code === "unauthenticated" && authFailed());
     if (!app.project) {
       notice("Choose a project to see its board.");
       suggestProjects();
       $("project").focus();
-      return;
     }
-    load(app.project);
   }
 
   async function suggestProjects() {
@@ -936,10 +1087,19 @@
         if (first) {
           app.board.render(tasks);
           metrics.load = { tasks: tasks.length, ms: measure("board:load", "board:load:start") };
-        } else tasks.forEach((t) => app.board.offer(t));
+        } else {
+          app.board.quiet = true;
+          tasks.forEach((t) => app.board.offer(t));
+        }
         first = false;
         after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
       } while (after);
+      app.board.flushNow();
+      app.board.quiet = false;
+      if (app.signedAt != null) {
+        metrics.fromToken = { tasks: app.board.cards.size, ms: measure("board:from-token", app.signedAt) };
+        app.signedAt = null;
+      }
       notice(app.board.cards.size ? "" : `No tasks in ${project} yet; new ones appear here live.`);
       if (wanted) openDetail(wanted);
     } catch (error) {
@@ -954,12 +1114,13 @@
     metrics.events += 1;
     app.cursor = event.cursor;
     if (event.task) app.board.offer(event.task);
+    arrived(event.task_id, event.task?.version);
     refreshDetail(event.task_id);
   }
 
   async function openDetail(id, quiet = false) {
     const shown = app.openId === id ? $("timeline")?.timelineShown?.() : undefined;
-    if (app.openId !== id) actStatus("");
+    if (app.openId !== id) { actStatus(""); app.lost.clear(); }
     app.openId = id;
     app.board.select(id);
     setUrl({ task: id });
@@ -972,8 +1133,10 @@
       if (!data.task) {
         return $("detail-body").replaceChildren(h("p", { class: "muted", text: `No visible task ${id}.` }));
       }
-      const view = detailView(data.task, (next) => openDetail(next), shown);
       const typed = quiet ? typedInForms() : null;
+      if (typed) keepLost(data.task, typed);
+      arrived(id, data.task.version);
+      const view = detailView(data.task, (next) => openDetail(next), shown);
       $("detail-body").replaceChildren(view);
       if (typed) restoreForms(typed);
       if (!quiet) $("detail-title")?.focus({ preventScroll: true });
@@ -1010,6 +1173,25 @@
     return { values, focused };
   }
 
+  // Text typed into a form that the redrawn panel no longer has (a live event moved the
+  // task) is kept, with why, in app.lost for detailView to show.
+  function keepLost(task, { values }) {
+    const allowed = new Set(task.allowed_verbs || []);
+    const typed = new Map();
+    for (const [key, value] of values) {
+      const verb = key?.split("|")[0];
+      if (!verb || allowed.has(verb) || !value.trim()) continue;
+      typed.set(verb, [...(typed.get(verb) || []), value.trim()]);
+    }
+    if (!typed.size) return;
+    const last = task.events?.[task.events.length - 1];
+    const kept = (app.lost.get(task.id) || []).filter((l) => !typed.has(l.verb));
+    for (const [verb, texts] of typed) {
+      kept.push({ verb, label: VERBS[verb]?.label || verb, typed: texts.join("\n"), state: task.as_protocol.state, actor: last?.actor });
+    }
+    app.lost.set(task.id, kept);
+  }
+
   function restoreForms({ values, focused }) {
     for (const el of document.querySelectorAll("#detail form.verb :is(input, select, textarea)")) {
       const key = formKey(el);
@@ -1024,68 +1206,96 @@
     app.refresh = setTimeout(() => openDetail(app.openId, true), 250);
   }
 
-  // ---- the inbox: what waits on the viewer, in every project it sees -------------------
-
-  function waitsOnMe(task) {
-    return INBOX_STATES.includes(task.state)
-      && (task.allowed_verbs || []).some((v) => INBOX_VERBS.includes(v));
-  }
-
-  function offerInbox(task) {
-    const known = app.inbox.get(task.id);
-    if (known && known.version >= task.version) return;
-    if (waitsOnMe(task)) app.inbox.set(task.id, task);
-    else if (known) app.inbox.delete(task.id);
-    else return;
-    if (app.inboxReady) drawInbox();
-  }
+  // ---- the inbox: what waits on the viewer, in every project, from the server -----------
 
   function why(task) {
     if (task.state === "approval") return "result waits for your decision";
     if (task.waiting_on === "owner_approval") return "handoff held for your approval";
-    if (task.waiting_on === "human") return "question waits for your answer";
+    if (task.waiting_on === "human" || task.waiting_on === "agent") return "question waits for your answer";
     return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
   }
 
-  function drawInbox() {
-    const tasks = [...app.inbox.values()].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
-    $("inbox-count").textContent = String(tasks.length);
-    $("inbox-toggle").setAttribute("aria-label", `Inbox: ${tasks.length} waiting on me`);
-    $("inbox-list").replaceChildren(...(tasks.length ? tasks.map((t) => h("li", { "data-id": t.id },
+  function inboxItem(t) {
+    const asked = askedOf(t, t.events);
+    const question = t.state === "waiting" && ["human", "agent"].includes(t.waiting_on) && asked?.note;
+    return h("li", { "data-id": t.id },
       h("button", { type: "button", class: "inbox-item", "data-open": t.id },
         h("span", { class: "t", text: t.display_title || t.packet?.task || t.id }),
+        question ? h("span", { class: "q", text: `“${question}”` }) : null,
         h("span", { class: "m" },
           h("span", { class: "tag wait", text: why(t) }),
           h("span", { class: "tag", text: t.project }),
-          h("span", { text: `${t.assignee}${t.requester ? ` for ${t.requester}` : ""}` }))))) :
-      [h("li", { class: "muted", text: "Nothing waits on you." })]));
+          h("span", { text: `${t.assignee}${t.requester ? ` for ${t.requester}` : ""}` }),
+          when(t.updated_at))));
+  }
+
+  function drawInbox() {
+    const tasks = app.inbox;
+    $("inbox-count").textContent = String(app.inboxTotal);
+    $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
+    const more = app.inboxCursor && tasks.length < app.inboxTotal
+      ? h("li", null, h("button", { type: "button", class: "more", id: "inbox-more",
+        text: `Show ${Math.min(INBOX_PAGE, app.inboxTotal - tasks.length)} more` }))
+      : null;
+    $("inbox-list").replaceChildren(...(tasks.length ? tasks.map(inboxItem) :
+      [h("li", { class: "muted", text: "Nothing waits on you." })]), more || "");
+  }
+
+  // Reads the inbox from its first page, as many items as were shown (at least a page).
+  async function loadInbox(more = false) {
+    const mine = ++app.inboxLoads;
+    const wanted = more ? app.inbox.length + INBOX_PAGE : Math.max(INBOX_PAGE, app.inbox.length);
+    const found = [];
+    let after = null;
+    let page;
+    do {
+      const first = Math.min(INBOX_PAGE * 2, wanted - found.length);
+      page = (await gql(app.token, Q_INBOX, { first, after })).inbox;
+      found.push(...page.edges.map((e) => e.node));
+      after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
+    } while (after && found.length < wanted);
+    if (mine !== app.inboxLoads) return;
+    app.inbox = found;
+    app.inboxTotal = page.total_count;
+    app.inboxCursor = after;
+    app.inboxReady = true;
+    drawInbox();
+  }
+
+  function inboxFailed(error) {
+    if (error.code === "unauthenticated") return authFailed();
+    $("inbox-list").replaceChildren(h("li", { class: "error", text: `Could not load the inbox: ${error.message} (${error.code})` }));
+  }
+
+  // A move of a task in the inbox, or into a state that waits on someone, reads it again.
+  function onInboxEvent(event) {
+    app.inboxEventCursor = event.cursor;
+    arrived(event.task_id, Infinity);
+    refreshDetail(event.task_id);
+    const mine = app.inbox.some((t) => t.id === event.task_id);
+    if (!mine && !["waiting", "approval"].includes(event.to_state)) return;
+    clearTimeout(app.inboxTimer);
+    app.inboxTimer = setTimeout(() => loadInbox().catch(inboxFailed), 150);
   }
 
   async function startInbox(live) {
     try {
-      app.inboxCursor = await headCursor(live, "head-inbox");
-      live.subscribe("inbox", S_INBOX, () => ({ after: app.inboxCursor }), {
-        next: (data) => {
-          const event = data.task_events;
-          app.inboxCursor = event.cursor;
-          if (event.task) offerInbox(event.task);
-          refreshDetail(event.task_id);
-        },
+      app.inboxEventCursor = await headCursor(live, "head-inbox");
+      live.subscribe("inbox", S_INBOX, () => ({ after: app.inboxEventCursor }), {
+        next: (data) => onInboxEvent(data.task_events),
       });
-      for (const state of INBOX_STATES) {
-        let after = null;
-        do {
-          const page = (await gql(app.token, Q_INBOX, { state, after })).tasks;
-          page.edges.forEach((e) => offerInbox(e.node));
-          after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
-        } while (after);
-      }
-      app.inboxReady = true;
-      drawInbox();
+      await loadInbox();
     } catch (error) {
-      if (error.code === "unauthenticated") return authFailed();
-      $("inbox-list").replaceChildren(h("li", { class: "error", text: `Could not load the inbox: ${error.message} (${error.code})` }));
+      inboxFailed(error);
     }
+  }
+
+  // The inbox is offered to people: an agent answers its questions through the API.
+  function offerInbox(kind) {
+    app.inboxOffered = kind === "person";
+    $("inbox-toggle").hidden = kind !== "person";
+    if (kind !== "person") showInbox(false);
+    return kind === "person";
   }
 
   function showInbox(open) {
@@ -1111,10 +1321,20 @@
     app.board.onChange = updateCount;
     $("project").value = app.project;
     $("board").addEventListener("click", (e) => {
+      const expand = e.target.closest(".expand");
+      if (expand) {
+        const open = expand.getAttribute("aria-expanded") !== "true";
+        expand.setAttribute("aria-expanded", String(open));
+        expand.textContent = open ? "less" : "more";
+        expand.setAttribute("aria-label", `${expand.textContent} of the title`);
+        expand.closest(".card").classList.toggle("expanded", open);
+        return;
+      }
       const card = e.target.closest(".card");
       if (card) openDetail(card.dataset.id);
     });
     $("board").addEventListener("keydown", (e) => {
+      if (e.target.closest(".expand")) return;
       const card = e.target.closest(".card");
       if (card && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); openDetail(card.dataset.id); }
     });
@@ -1133,6 +1353,7 @@
     });
     $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
     $("inbox-list").addEventListener("click", (e) => {
+      if (e.target.closest("#inbox-more")) return loadInbox(true).catch(inboxFailed);
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (id) openDetail(id);
     });
@@ -1160,7 +1381,13 @@
       $("sign-out").hidden = true;
       askToken();
     });
-    if (app.token) { $("sign-out").hidden = false; start(); } else askToken();
+    setInterval(tick, 30000);
+    if (app.token) {
+      performance.mark("board:token");
+      app.signedAt = "board:token";
+      $("sign-out").hidden = false;
+      start();
+    } else askToken();
   }
 
   // A small hook for tests and for debugging from the console.
@@ -1171,7 +1398,11 @@
     get connections() { return app.live?.connections ?? 0; },
     get size() { return app.board?.cards.size ?? 0; },
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
-    get inbox() { return app.inboxReady ? [...app.inbox.keys()] : null; },
+    get inbox() {
+      if (app.inboxOffered === false) return []; // an agent's: decided, and empty
+      return app.inboxReady ? app.inbox.map((t) => t.id) : null;
+    },
+    get inboxTotal() { return app.inboxTotal; },
     get acted() { return app.acted; },
     get shown() { return app.board?.shown ?? 0; },
     dropConnection: (holdMs = 0) => app.live?.drop(holdMs),

@@ -18,6 +18,12 @@
   const S_EVENTS = `subscription GraphEvents { task_events {
     cursor kind task_id to_state waiting_on task { parent_task_id packet { depends_on } } } }`;
   const FETCH_HINT = "python3 scripts/vendor.py (scripts/install.sh runs it)";
+  // Fitting never shrinks below this (a 200-task graph stays legible: it opens on its root
+  // and the rest is a pan or a zoom away); zooming goes from MIN_ZOOM to MAX_ZOOM.
+  const MIN_FIT = 0.45;
+  const MIN_ZOOM = 0.08;
+  const MAX_ZOOM = 3;
+  const STEP = 1.25;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -122,7 +128,8 @@
     const g = layout(graph);
     const { width, height } = g.graph();
     const marker = (id) => svg("marker", {
-      id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "8", markerHeight: "8",
+      id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "12", markerHeight: "12",
+      markerUnits: "userSpaceOnUse", // the same arrow on a highlighted (thicker) edge
       orient: "auto-start-reverse",
     }, svg("path", { d: "M0,0 L10,5 L0,10 z" }));
     const edges = graph.edges.map((e) => {
@@ -159,7 +166,8 @@
       return node;
     });
     return svg("svg", {
-      class: "graph-drawing", width: String(Math.ceil(width)), height: String(Math.ceil(height)),
+      class: "graph-drawing", width: "100%", height: "100%", "data-width": String(Math.ceil(width)),
+      "data-height": String(Math.ceil(height)), preserveAspectRatio: "xMidYMid meet",
       viewBox: `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`, role: "group",
       "aria-label": `${graph.tasks.length} tasks, ${graph.edges.length} edges`,
     },
@@ -173,11 +181,147 @@
       el("span", { class: "key depends_on", text: "task ⇢ what it depends on" }));
   }
 
+  // The chosen task's path: its parents up to the top of the graph, and the shortest way
+  // from the task the graph was opened on to it (either direction of any edge).
+  function pathOf(graph, chosen) {
+    const parentOf = new Map(graph.edges.filter((e) => e.kind === "parent").map((e) => [e.to_id, e.from_id]));
+    const near = new Map(graph.tasks.map((t) => [t.id, []]));
+    for (const e of graph.edges) {
+      near.get(e.from_id)?.push(e.to_id);
+      near.get(e.to_id)?.push(e.from_id);
+    }
+    const steps = new Set();
+    const key = (a, b) => (a < b ? `${a} ${b}` : `${b} ${a}`);
+    for (let at = chosen, up = parentOf.get(at); up && !steps.has(key(at, up)); at = up, up = parentOf.get(up)) {
+      steps.add(key(at, up));
+    }
+    const from = new Map([[graph.root_id, null]]);
+    for (const queue = [graph.root_id]; queue.length && !from.has(chosen);) {
+      const at = queue.shift();
+      for (const next of near.get(at) || []) if (!from.has(next)) { from.set(next, at); queue.push(next); }
+    }
+    for (let at = chosen; from.get(at) != null; at = from.get(at)) steps.add(key(at, from.get(at)));
+    const nodes = new Set([chosen, ...[...steps].flatMap((k) => k.split(" "))]);
+    return { nodes, edge: (e) => steps.has(key(e.from_id, e.to_id)) };
+  }
+
+  // Zoom and pan by the drawing's viewBox: wheel (around the pointer), drag, the buttons,
+  // and the keys + - 0 and the arrows.
+  class Camera {
+    constructor(stage) {
+      this.stage = stage;
+      this.box = null;
+    }
+
+    get drawing() { return this.stage.querySelector("svg.graph-drawing"); }
+
+    set(box) {
+      this.box = box;
+      this.drawing?.setAttribute("viewBox", [box.x, box.y, box.w, box.h].map((v) => v.toFixed(1)).join(" "));
+    }
+
+    get zoom() { return this.box ? this.stage.clientWidth / this.box.w : 1; }
+
+    fit(focus) {
+      const svgEl = this.drawing;
+      if (!svgEl) return;
+      const W = +svgEl.dataset.width;
+      const H = +svgEl.dataset.height;
+      const cw = Math.max(this.stage.clientWidth, 1);
+      const ch = Math.max(this.stage.clientHeight, 1);
+      let k = Math.min(cw / W, ch / H, 1.5);
+      let cx = W / 2;
+      let cy = H / 2;
+      if (k < MIN_FIT && focus) {  // too big to fit legibly: open on the task, at MIN_FIT
+        k = MIN_FIT;
+        cx = focus.x;
+        cy = Math.max(focus.y, ch / k / 2);
+      }
+      this.set({ x: cx - cw / k / 2, y: cy - ch / k / 2, w: cw / k, h: ch / k });
+    }
+
+    zoomBy(f, at) {
+      const b = this.box;
+      if (!b) return;
+      const k = Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, this.zoom * f));
+      const g = this.zoom / k;
+      const p = at || { x: b.x + b.w / 2, y: b.y + b.h / 2 };
+      this.set({ x: p.x - (p.x - b.x) * g, y: p.y - (p.y - b.y) * g, w: b.w * g, h: b.h * g });
+    }
+
+    panBy(dx, dy) {  // in screen pixels
+      const b = this.box;
+      if (!b) return;
+      const k = this.zoom;
+      this.set({ ...b, x: b.x - dx / k, y: b.y - dy / k });
+    }
+
+    point(event) {  // a pointer's place in the drawing's coordinates
+      const r = this.stage.getBoundingClientRect();
+      const b = this.box;
+      return { x: b.x + (event.clientX - r.left) / this.zoom, y: b.y + (event.clientY - r.top) / this.zoom };
+    }
+
+    listen() {
+      const stage = this.stage;
+      stage.addEventListener("wheel", (e) => {
+        if (!this.box) return;
+        e.preventDefault();
+        this.zoomBy(e.deltaY < 0 ? STEP : 1 / STEP, this.point(e));
+      }, { passive: false });
+      let drag = null;
+      stage.addEventListener("pointerdown", (e) => {
+        if (e.button === 0) drag = { x: e.clientX, y: e.clientY, moved: false };
+      });
+      stage.addEventListener("pointermove", (e) => {
+        if (!drag) return;
+        const dx = e.clientX - drag.x;
+        const dy = e.clientY - drag.y;
+        if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+        drag.moved = true;
+        stage.classList.add("panning");
+        this.panBy(dx, dy);
+        drag.x = e.clientX;
+        drag.y = e.clientY;
+      });
+      const end = () => { stage.classList.remove("panning"); setTimeout(() => { drag = null; }); };
+      stage.addEventListener("pointerup", end);
+      stage.addEventListener("pointerleave", end);
+      // a drag is not a click on the node it started on
+      stage.addEventListener("click", (e) => { if (drag?.moved) e.stopPropagation(); }, true);
+    }
+
+    key(e) {
+      const pan = { ArrowLeft: [60, 0], ArrowRight: [-60, 0], ArrowUp: [0, 60], ArrowDown: [0, -60] }[e.key];
+      if (pan) this.panBy(...pan);
+      else if (e.key === "+" || e.key === "=") this.zoomBy(STEP);
+      else if (e.key === "-") this.zoomBy(1 / STEP);
+      else if (e.key === "0") this.fit(this.focus);
+      else return false;
+      return true;
+    }
+  }
+
   function show(container, taskId, { token, onOpen } = {}) {
     const stage = el("div", { class: "graph-stage" });
+    const camera = new Camera(stage);
+    camera.listen();
     const status = el("p", { class: "graph-status", role: "status", text: "Loading the graph…" });
     container.replaceChildren(status, legend(), stage);
-    const view = { graph: null, events: null, timer: 0, closed: false, loads: 0 };
+    const view = { graph: null, events: null, timer: 0, closed: false, loads: 0, chosen: taskId };
+
+    function choose(id) {
+      view.chosen = id;
+      if (!view.graph) return;
+      const path = pathOf(view.graph, id);
+      for (const node of stage.querySelectorAll(".node")) {
+        node.classList.toggle("on-path", path.nodes.has(node.dataset.id));
+        node.classList.toggle("chosen", node.dataset.id === id);
+      }
+      for (const edge of stage.querySelectorAll(".edge")) {
+        edge.classList.toggle("on-path", path.edge({ from_id: edge.dataset.from, to_id: edge.dataset.to }));
+      }
+    }
 
     if (typeof dagre === "undefined") {
       status.textContent = `The graph view's layout library (dagre) is not installed on this `
@@ -196,8 +340,13 @@
         view.graph = graph;
         view.ids = new Set(graph.tasks.map((t) => t.id));
         const first = !stage.firstChild;
-        stage.replaceChildren(draw(graph, onOpen));
-        if (first) stage.querySelector(".node.root")?.scrollIntoView({ block: "nearest", inline: "center" });
+        const kept = camera.box;
+        stage.replaceChildren(draw(graph, (id) => { choose(id); onOpen?.(id); }));
+        const root = stage.querySelector(".node.root");
+        const at = root?.transform.baseVal.consolidate()?.matrix;
+        camera.focus = at ? { x: at.e + NODE_W / 2, y: at.f + NODE_H / 2 } : null;
+        if (first || !kept) camera.fit(camera.focus); else camera.set(kept);
+        choose(view.ids.has(view.chosen) ? view.chosen : graph.root_id);
         status.textContent = `${graph.tasks.length} tasks, ${graph.edges.length} edges`
           + (graph.truncated ? " (more tasks than shown)" : "");
         status.classList.remove("error");
@@ -230,9 +379,17 @@
       if (linked) reload();
     }
 
-    load();
+    stage.addEventListener("focusin", (e) => {
+      const node = e.target.closest?.(".node");
+      if (node) choose(node.dataset.id);
+    });
+    const loaded = load();
     view.events = new Events(token, onEvent, reload);
     return {
+      loaded,
+      camera,
+      choose,
+      get chosen() { return view.chosen; },
       close() { view.closed = true; clearTimeout(view.timer); view.events?.stop(); },
       state: (id) => stage.querySelector(`.node[data-id="${CSS.escape(id)}"]`)?.dataset.state ?? null,
       get size() { return stage.querySelectorAll(".node").length; },
@@ -249,10 +406,18 @@
     const body = el("div", { class: "graph-body" });
     const heading = el("h2", { id: "graph-heading", text: "Task graph" });
     const closer = el("button", { type: "button", class: "graph-close", "aria-label": "close the graph", text: "×", onclick: close });
-    const section = el("section", { class: "graph-view", "aria-labelledby": "graph-heading" },
-      el("header", { class: "graph-bar" }, heading, closer), body);
+    const camera = () => current?.view.camera;
+    const tools = el("div", { class: "graph-tools", role: "group", "aria-label": "zoom" },
+      el("button", { type: "button", text: "+", "aria-label": "zoom in", onclick: () => camera()?.zoomBy(STEP) }),
+      el("button", { type: "button", text: "−", "aria-label": "zoom out", onclick: () => camera()?.zoomBy(1 / STEP) }),
+      el("button", { type: "button", text: "Fit", "aria-label": "fit the graph to the view", onclick: () => camera()?.fit(camera()?.focus) }));
+    // the board's <main> is hidden while the graph shows: the graph is the page's main part
+    const section = el("section", { class: "graph-view", role: "main", "aria-labelledby": "graph-heading" },
+      el("header", { class: "graph-bar" }, heading, el("span", { class: "graph-keys", text: "wheel or + − to zoom, drag or arrows to pan, 0 to fit" }), tools, closer), body);
     section.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { e.stopPropagation(); close(); }
+      if (e.key === "Escape") { e.stopPropagation(); close(); return; }
+      if (e.ctrlKey || e.metaKey || e.altKey || e.target.closest("input, textarea, select")) return;
+      if (camera()?.key(e)) e.preventDefault();
     });
     host.prepend(section);
     host.classList.add("graphing");

@@ -1,0 +1,89 @@
+"""The inbox's SQL agrees with the domain on what waits on whom, pages by id, and reads the
+tasks table through its indexes only."""
+
+from __future__ import annotations
+
+import pytest
+from factory import ALICE, BOB, CAROL, CODER, HELPER, PLANNER, POSITIONS, SPY, call, drive, give
+from sqlalchemy import text
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.domain.inbox import VERBS, waits_on
+from app.domain.moves import allowed_verbs
+from app.domain.principals import Principal
+from app.domain.task import Task
+from app.service import admin
+from app.storage.repositories.inbox import page_statement
+from app.storage.store import Store
+
+pytestmark = pytest.mark.cast
+
+EVERYONE = (ALICE, PLANNER, BOB, CODER, HELPER, CAROL, SPY)
+
+
+async def _tasks_in_every_position(store: Store) -> list[Task]:
+    made = [await drive(store, *position) for position in POSITIONS]
+    asked = await give(store, by=ALICE, project="direct")  # a person's request: no requester
+    for verb in ("accept_task", "start_task"):
+        asked = await call(store, verb, CODER, asked.id)
+    made.append(await call(store, "wait_on", CODER, asked.id))  # a question for alice
+    made.append(await give(store, project="shared"))
+    await admin.add_project_member(store, ALICE, "shared", "carol")  # carol sees, is not asked
+    working = await drive(store, "working")
+    made.append(await call(store, "wait_on", CODER, working.id, on="agent", agent="carol/spy"))
+    return made
+
+
+async def test_the_inbox_is_what_the_domain_says_waits_on_each_principal(store: Store) -> None:
+    made = await _tasks_in_every_position(store)
+    async with store.read() as tx:
+        for principal in EVERYONE:
+            expected = sorted(t.id for t in made if waits_on(principal, t))
+            page = await tx.inbox.page(principal, 500, None)
+            assert [t.id for t in page.items] == expected, principal
+            assert await tx.inbox.count(principal) == len(expected), principal
+            for task in page.items:  # and each may be acted on by this principal, now
+                assert set(allowed_verbs(task, principal)) & set(VERBS), (principal, task.id)
+    assert {t.id for t in made if waits_on(ALICE, t)}, "alice has something to do"
+    assert {t.id for t in made if waits_on(SPY, t)}, "the agent asked has its question"
+    assert not any(waits_on(CAROL, t) for t in made), "seeing a task is not being asked"
+
+
+async def test_pages_follow_the_cursor_and_a_decision_leaves_the_inbox(store: Store) -> None:
+    made = sorted([(await drive(store, "approval")).id for _ in range(5)])
+    seen: list[str] = []
+    after = None
+    async with store.read() as tx:
+        while True:
+            page = await tx.inbox.page(ALICE, 2, after)
+            seen += [t.id for t in page.items]
+            if not page.has_next:
+                break
+            after = page.items[-1].id
+    assert seen == made
+    await call(store, "decide_result", ALICE, made[0])
+    async with store.read() as tx:
+        assert [t.id for t in (await tx.inbox.page(ALICE, 50, None)).items] == made[1:]
+        assert await tx.inbox.count(ALICE) == 4
+
+
+@pytest.mark.parametrize("principal", [ALICE, SPY], ids=["person", "agent"])
+async def test_a_page_reads_the_tasks_through_indexes_not_a_scan(
+    store: Store, principal: Principal
+) -> None:
+    await drive(store, "approval")
+    stmt = page_statement(principal.is_person, None)
+    params = {"who": principal.id, "after": "", "limit": 51}
+    async with store.read() as tx:
+        compiled = stmt.params(params).compile(
+            dialect=(sqlite if tx.sqlite else postgresql).dialect(),
+            compile_kwargs={"literal_binds": True},
+        )
+        if tx.sqlite:
+            plan = [r[-1] for r in await tx.rows(text(f"EXPLAIN QUERY PLAN {compiled}"))]
+            scans = [step for step in plan if step.startswith("SCAN") and "tasks" in step]
+        else:
+            await tx.conn.execute(text("SET LOCAL enable_seqscan = off"))
+            plan = [r[0] for r in await tx.rows(text(f"EXPLAIN {compiled}"))]
+            scans = [step for step in plan if "Seq Scan on tasks" in step]
+    assert not scans, "\n".join(plan)
