@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 import sys
 import tempfile
@@ -23,10 +24,14 @@ from typing import Any
 from ariadne_codegen.main import client as ariadne_client
 from graphql import (
     FieldNode,
+    GraphQLEnumType,
     InlineFragmentNode,
     NameNode,
     SelectionSetNode,
     Visitor,
+    build_schema,
+    get_named_type,
+    is_non_null_type,
     parse,
     print_ast,
     visit,
@@ -48,7 +53,41 @@ def generate(target: Path) -> None:
         ariadne_client({"tool": {"ariadne-codegen": config}})
     (target / "schemas").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(TASK_SCHEMA, target / "schemas" / "task.schema.json")
+    verbs = task_verbs(Path(config["schema_path"]).read_text())
+    (target / "schemas" / "verbs.json").write_text(json.dumps(verbs, indent=2) + "\n")
     (target / "_sync.py").write_text(sync_client((PACKAGE / "_async.py").read_text()))
+
+
+def task_verbs(sdl: str) -> dict[str, Any]:
+    """The task verbs as the schema declares them (each Mutation field taking `task_id` and
+    returning a Task): name, description and arguments, besides `task_id` and
+    `expected_version`; and the values of the enums they take. prickle-mcp makes a tool of
+    each (src/prickle_client/mcp_server.py)."""
+    schema = build_schema(sdl)
+    mutation = schema.mutation_type
+    assert mutation is not None
+    verbs: list[dict[str, Any]] = []
+    enums: dict[str, list[str]] = {}
+    for name, field in mutation.fields.items():
+        if "task_id" not in field.args or str(field.type) != "Task!":
+            continue
+        arguments = []
+        for arg_name, arg in field.args.items():
+            if arg_name in ("task_id", "expected_version"):
+                continue
+            named = get_named_type(arg.type)
+            if isinstance(named, GraphQLEnumType):
+                enums[named.name] = list(named.values)
+            arguments.append(
+                {
+                    "name": arg_name,
+                    "type": str(arg.type),
+                    "required": is_non_null_type(arg.type),
+                    "description": arg.description,
+                }
+            )
+        verbs.append({"name": name, "description": field.description, "arguments": arguments})
+    return {"verbs": verbs, "enums": enums}
 
 
 def typed_documents(source: Path, target: Path) -> str:

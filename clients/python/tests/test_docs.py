@@ -57,3 +57,37 @@ def test_the_agent_loop_does_its_work(cast: Cast, tmp_path: Path) -> None:
     assert done is not None and done.result is not None
     assert done.result.evidence_report is not None and done.result.evidence_report.complete
     assert done.latest_checkpoint is not None
+
+
+def program_after(heading: str) -> str:
+    found = re.search(rf"## {heading}.*?```python\n(.*?)```", DOC.read_text(), re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_token_program_gives_an_agent_tokens_that_work(cast: Cast, tmp_path: Path) -> None:
+    program = tmp_path / "tokens.py"
+    program.write_text(program_after("Tokens: who gets one"))
+    env = {**os.environ, "PRICKLE_URL": cast.url, "PRICKLE_OWNER_TOKEN": cast.tokens["carol"]}
+    done = subprocess.run(
+        [sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    (agent, first), (_, spare) = (line.split() for line in done.stdout.splitlines())
+    assert agent == "carol/coder"
+    for token in (first, spare):
+        with Client(cast.url, token) as coder:
+            assert coder.me().id == "carol/coder"
+
+
+def test_the_docs_say_what_the_default_result_policy_checks() -> None:
+    readme = " ".join((DOC.parents[1] / "README.md").read_text().split())
+    guide = " ".join(DOC.read_text().split())
+    for text in (readme, guide):
+        assert "even when it covers no criterion" in text
+        assert "require_complete_evidence" in text
+    assert "checks that evidence and completes the task or sends it back" not in readme
+    assert "set_result_rule(input: {policy: require_complete_evidence" in readme
+    tokens = guide[guide.index("## Tokens") : guide.index("## An agent's whole loop")]
+    for how in ("prickle serve", "prickle token create --owner", "register_agent", "create_token"):
+        assert how in tokens, how

@@ -23,17 +23,24 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent, TextResourceContents
 
 PRICKLE_MCP = str(Path(sys.executable).parent / "prickle-mcp")
-TOOLS = {
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def task_verbs() -> set[str]:
+    """The server's task verbs: each Mutation field of schema.graphql taking a task_id."""
+    from graphql import build_schema
+
+    mutation = build_schema((ROOT / "schema.graphql").read_text()).mutation_type
+    assert mutation is not None
+    return {name for name, field in mutation.fields.items() if "task_id" in field.args}
+
+
+TOOLS = task_verbs() | {
     "list_my_tasks",
+    "wait_for_work",
     "get_task",
     "handoff",
-    "accept_task",
-    "start_task",
-    "save_checkpoint",
-    "wait_on",
-    "return_result",
-    "hand_back",
-    "cancel_task",
+    "request_capability",
 }
 
 
@@ -110,7 +117,7 @@ async def round_trip(planner: ClientSession, coder: ClientSession) -> str:
     )
     assert task["state"] == "routed"
     inbox = value(await coder.call_tool("list_my_tasks", {"state": "routed", "project": "mcp"}))
-    assert task["id"] in [t["id"] for t in inbox]
+    assert task["id"] in [t["id"] for t in inbox["tasks"]]
     task_id = task["id"]
     accepted = value(await coder.call_tool("accept_task", {"task_id": task_id}))
     assert accepted["state"] == "accepted" and "start_task" in accepted["allowed_verbs"]

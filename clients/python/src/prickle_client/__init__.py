@@ -14,6 +14,7 @@ from __future__ import annotations
 from ._async import AsyncClient, Event, Principal, Task, TaskPage
 from ._sync import Client
 from .errors import (
+    ClientClosed,
     Conflict,
     Forbidden,
     Internal,
@@ -23,8 +24,10 @@ from .errors import (
     PrickleError,
     QueryTooComplex,
     RateLimited,
+    TransportFailed,
     TurnBudgetExhausted,
     Unauthenticated,
+    Unavailable,
 )
 from .events import EventBatchStream, EventStream
 from .generated.enums import Decision, Provenance, TaskState, WaitOn
@@ -34,6 +37,7 @@ __all__ = [
     "AsyncClient",
     "CheckpointInput",
     "Client",
+    "ClientClosed",
     "Conflict",
     "Decision",
     "Event",
@@ -55,7 +59,9 @@ __all__ = [
     "Task",
     "TaskPage",
     "TaskState",
+    "TransportFailed",
     "TurnBudgetExhausted",
     "Unauthenticated",
+    "Unavailable",
     "WaitOn",
 ]

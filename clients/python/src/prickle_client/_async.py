@@ -5,11 +5,19 @@ Each verb returns the task as the server left it (`Task`, with `version` and
 A call that failed in transport is retried only when repeating it cannot move a task twice:
 queries, and the verbs that carry an idempotency key (handoff and request_capability with
 `idempotency_key`, return_result with the result's `submission_id`).
+
+A call the server answered `unavailable` (its database is down) is retried after the
+`retry_after` it says, for at most `OUTAGE_SECONDS`, when nothing changed (`outcome: none`)
+or repeating it is safe. When the outcome is unknown (the commit's answer was lost), a verb
+on a task reads the task's newest event first: if it is this verb by this principal, the
+move was made and its task is returned; otherwise the verb is sent again. Past that,
+`Unavailable` is raised.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from enum import Enum
 from functools import partial
@@ -19,7 +27,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ._transport import Transport, http_client, ws_url
-from .errors import InvalidInput
+from .errors import InvalidInput, TransportFailed, Unavailable
 from .events import EventBatchStream, EventStream
 from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
@@ -63,6 +71,7 @@ Principal = MeMe
 TaskPage = TasksTasks
 Shape = Mapping[str, Any]
 RETRIES = 3
+OUTAGE_SECONDS = 30.0  # how long calls are retried through a database outage
 M = TypeVar("M", bound=BaseModel)
 N = TypeVar("N", bound=Enum)
 
@@ -82,6 +91,22 @@ def _enum(kind: type[N], given: N | str) -> N:
     except ValueError as error:
         names = ", ".join(str(member.value) for member in kind)
         raise InvalidInput(f"{given!r} is none of {names}", {"code": "invalid_input"}) from error
+
+
+def _wait_on(done: Any) -> Task:
+    return cast(Task, done.wait_on)
+
+
+def _return_result(done: Any) -> Task:
+    return cast(Task, done.return_result)
+
+
+def _failed(error: httpx.TransportError, attempts: int, retried: bool) -> TransportFailed:
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if retried:
+        return TransportFailed(f"no answer after {attempts} attempts ({what})", error, attempts)
+    text = f"no answer ({what}); not retried: the move may have been made, read the task"
+    return TransportFailed(text, error, attempts)
 
 
 class AsyncClient:
@@ -108,16 +133,53 @@ class AsyncClient:
         await self._http.aclose()
 
     async def _call(self, call: Callable[[], Awaitable[T]], idempotent: bool) -> T:
-        """`call()`, retried with backoff on transport failures when it is idempotent."""
+        """`call()`, retried with backoff on transport failures when it is idempotent, and
+        through a database outage when nothing changed or it is idempotent."""
         attempt = 0
+        deadline = time.monotonic() + OUTAGE_SECONDS
         while True:
             try:
                 return await call()
-            except httpx.TransportError:
+            except httpx.TransportError as error:
                 attempt += 1
                 if not idempotent or attempt > RETRIES:
-                    raise
+                    raise _failed(error, attempt, idempotent) from error
                 await asyncio.sleep(0.2 * 2**attempt)
+            except Unavailable as error:
+                wait = error.retry_after or 1.0
+                safe = idempotent or error.outcome == "none"
+                if not safe or time.monotonic() + wait > deadline:
+                    raise
+                await asyncio.sleep(wait)
+
+    async def _verb(
+        self, task_id: str, verb: str, call: Callable[[], Awaitable[T]], pick: Callable[[T], Task]
+    ) -> Task:
+        """A verb on a task; when the server lost the answer to its commit, the task's newest
+        event says whether it was made before it is sent again."""
+        try:
+            return pick(await self._call(call, False))
+        except Unavailable as error:
+            if error.outcome != "unknown":
+                raise
+            await asyncio.sleep(error.retry_after or 1.0)
+            made = await self._made(task_id, verb)
+            if made is not None:
+                return made
+            return pick(await self._call(call, False))
+
+    async def _made(self, task_id: str, verb: str) -> Task | None:
+        """The task, if its newest event is `verb` made by this principal; else None."""
+        newest, after = None, None
+        while True:
+            page = await self.task_events(task_id=task_id, after=after, first=100)
+            if not page:
+                break
+            newest, after = page[-1], page[-1].cursor
+        me = await self.me()
+        if newest is None or newest.verb != verb or newest.actor != me.id:
+            return None
+        return await self.task(task_id)
 
     # creating tasks
 
@@ -179,13 +241,13 @@ class AsyncClient:
         self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
     ) -> Task:
         call = partial(self._api.approve_handoff, task_id, reason, expected_version)
-        return (await self._call(call, False)).approve_handoff
+        return await self._verb(task_id, "approve_handoff", call, lambda done: done.approve_handoff)
 
     async def deny_task(
         self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
     ) -> Task:
         call = partial(self._api.deny_task, task_id, reason, expected_version)
-        return (await self._call(call, False)).deny_task
+        return await self._verb(task_id, "deny_task", call, lambda done: done.deny_task)
 
     async def reroute(
         self,
@@ -197,17 +259,17 @@ class AsyncClient:
     ) -> Task:
         wanted = None if capability is None else _shape(CapabilityInput, capability)
         call = partial(self._api.reroute, task_id, assignee, wanted, expected_version)
-        return (await self._call(call, False)).reroute
+        return await self._verb(task_id, "reroute", call, lambda done: done.reroute)
 
     # the assignee's moves
 
     async def accept_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
         call = partial(self._api.accept_task, task_id, expected_version)
-        return (await self._call(call, False)).accept_task
+        return await self._verb(task_id, "accept_task", call, lambda done: done.accept_task)
 
     async def start_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
         call = partial(self._api.start_task, task_id, expected_version)
-        return (await self._call(call, False)).start_task
+        return await self._verb(task_id, "start_task", call, lambda done: done.start_task)
 
     async def save_checkpoint(
         self,
@@ -219,7 +281,7 @@ class AsyncClient:
         """Replace latest_checkpoint (not a move; spends one turn)."""
         given = _shape(CheckpointInput, checkpoint)
         call = partial(self._api.save_checkpoint, task_id, given, expected_version)
-        return (await self._call(call, False)).save_checkpoint
+        return await self._verb(task_id, "save_checkpoint", call, lambda done: done.save_checkpoint)
 
     async def wait_on(
         self,
@@ -235,24 +297,23 @@ class AsyncClient:
         call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
         # The generated client's module names both the WaitOn enum and the WaitOn operation's
         # response model; the call returns the latter.
-        done: Any = await self._call(call, False)
-        return cast(Task, done.wait_on)
+        return await self._verb(task_id, "wait_on", call, _wait_on)
 
     async def answer(
         self, task_id: str, answer: str, *, expected_version: int | None = None
     ) -> Task:
         call = partial(self._api.answer, task_id, answer, expected_version)
-        return (await self._call(call, False)).answer
+        return await self._verb(task_id, "answer", call, lambda done: done.answer)
 
     async def stop_run(
         self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
     ) -> Task:
         call = partial(self._api.stop_run, task_id, reason, expected_version)
-        return (await self._call(call, False)).stop_run
+        return await self._verb(task_id, "stop_run", call, lambda done: done.stop_run)
 
     async def resume_run(self, task_id: str, *, expected_version: int | None = None) -> Task:
         call = partial(self._api.resume_run, task_id, expected_version)
-        return (await self._call(call, False)).resume_run
+        return await self._verb(task_id, "resume_run", call, lambda done: done.resume_run)
 
     async def hand_back(
         self,
@@ -264,7 +325,7 @@ class AsyncClient:
     ) -> Task:
         given = None if checkpoint is None else _shape(CheckpointInput, checkpoint)
         call = partial(self._api.hand_back, task_id, reason, given, expected_version)
-        return (await self._call(call, False)).hand_back
+        return await self._verb(task_id, "hand_back", call, lambda done: done.hand_back)
 
     async def return_result(
         self,
@@ -277,7 +338,10 @@ class AsyncClient:
         Retried on transport failures only when the result has a `submission_id`."""
         given = _shape(ResultInput, result)
         call = partial(self._api.return_result, task_id, given, expected_version)
-        return (await self._call(call, given.submission_id is not None)).return_result
+        pick = _return_result
+        if given.submission_id is not None:  # repeating it cannot return it twice
+            return pick(await self._call(call, True))
+        return await self._verb(task_id, "return_result", call, pick)
 
     # the requester's moves
 
@@ -293,13 +357,13 @@ class AsyncClient:
         which = _enum(Decision, decision)
         given = None if verdicts is None else [_shape(VerdictInput, v) for v in verdicts]
         call = partial(self._api.decide_result, task_id, which, given, reason, expected_version)
-        return (await self._call(call, False)).decide_result
+        return await self._verb(task_id, "decide_result", call, lambda done: done.decide_result)
 
     async def cancel_task(
         self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
     ) -> Task:
         call = partial(self._api.cancel_task, task_id, reason, expected_version)
-        return (await self._call(call, False)).cancel_task
+        return await self._verb(task_id, "cancel_task", call, lambda done: done.cancel_task)
 
     # any document
 

@@ -1,4 +1,5 @@
-"""One exception per error code of the server (`extensions.code`), under `PrickleError`."""
+"""One exception per error code of the server (`extensions.code`), under `PrickleError`,
+and the client's own: `TransportFailed` (no answer came), `ClientClosed`."""
 
 from __future__ import annotations
 
@@ -70,6 +71,23 @@ class RateLimited(PrickleError):
         return str(value) if value is not None else None
 
 
+class Unavailable(PrickleError):
+    """The server's database could not be used (down, restarting, full, timed out). `outcome`
+    is `none` (nothing changed: retry after `retry_after` seconds) or `unknown` (the commit's
+    answer was lost: the change may have been made; read before retrying)."""
+
+    code = "unavailable"
+
+    @property
+    def retry_after(self) -> float | None:
+        value = self.extensions.get("retry_after")
+        return float(value) if value is not None else None
+
+    @property
+    def outcome(self) -> str:
+        return str(self.extensions.get("outcome", "unknown"))
+
+
 class QueryTooComplex(PrickleError):
     code = "query_too_complex"
 
@@ -78,6 +96,25 @@ class Internal(PrickleError):
     """A fault of the server (logged there, never detailed)."""
 
     code = "internal"
+
+
+class TransportFailed(PrickleError):
+    """No answer came: the server could not be reached, or its answer was lost on the way
+    (after the retries of a call that is safe to repeat; a move that is not may have been
+    made: read the task before making it again). `cause` is the transport's exception."""
+
+    code = "transport"
+
+    def __init__(self, message: str, cause: BaseException, attempts: int) -> None:
+        super().__init__(message, {"code": self.code, "attempts": attempts})
+        self.cause = cause
+        self.attempts = attempts
+
+
+class ClientClosed(PrickleError):
+    """A call on a blocking `Client` after its `close()`."""
+
+    code = "client_closed"
 
 
 BY_CODE: dict[str, type[PrickleError]] = {
@@ -91,6 +128,7 @@ BY_CODE: dict[str, type[PrickleError]] = {
         Conflict,
         TurnBudgetExhausted,
         RateLimited,
+        Unavailable,
         QueryTooComplex,
         Internal,
     )

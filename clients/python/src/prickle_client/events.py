@@ -5,8 +5,9 @@ event it yielded, reconnects with backoff (0.1 s doubling to 5 s, reset by each 
 the connection drops or the server restarts, and resubscribes `after` that cursor, so the
 server replays what came in between from its log; an event at or below the last seq (a
 replay's overlap) is skipped. A subscriber that fell behind (`rate_limited`) resumes the
-same way. Refusals that a reconnection cannot cure (unauthenticated, forbidden,
-invalid_input, ...) end the stream with their exception.
+same way, and one the server ended with `unavailable` (its database away, the WebSocket
+closed with 1013) after the wait it asks for. Refusals that a reconnection cannot cure
+(unauthenticated, forbidden, invalid_input, ...) end the stream with their exception.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import httpx
 from websockets.exceptions import ConnectionClosedError, InvalidHandshake, InvalidStatus
 
 from ._transport import Transport, subscription_error
-from .errors import PrickleError, RateLimited, Unauthenticated
+from .errors import PrickleError, RateLimited, Unauthenticated, Unavailable
 from .generated.exceptions import GraphQLClientError, GraphQLClientGraphQLMultiError
 from .generated.on_task_event_batches import OnTaskEventBatchesTaskEventBatches
 from .generated.on_task_events import OnTaskEventsTaskEvents
@@ -69,6 +70,8 @@ class _Resuming(Generic[Item]):
                     yield item
             except RateLimited:
                 pass  # fell behind: resume from our own cursor at once
+            except Unavailable as refused:  # the server's database is away: resume after it
+                await asyncio.sleep(refused.retry_after or delay)
             except (OSError, ConnectionClosedError, InvalidHandshake, httpx.TransportError):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, LONGEST_DELAY)

@@ -3,24 +3,32 @@
     prickle-mcp --url http://127.0.0.1:8000/graphql --token $PRICKLE_TOKEN      # stdio
     prickle-mcp --url ... --transport streamable-http --port 8765             # HTTP, /mcp
 
-Every tool acts as the agent whose token the server holds (`--token`, or PRICKLE_TOKEN);
-over streamable HTTP a request's own `Authorization: Bearer <token>` takes its place, so
-several agents can share one MCP server. Tools talk to prickle through `AsyncClient`.
-A refused move comes back as a tool error: its code, the server's message, and what to do.
+Every tool acts as the principal whose token the server holds (`--token`, or
+PRICKLE_TOKEN); over streamable HTTP a request's own `Authorization: Bearer <token>` takes
+its place, so several agents can share one MCP server. Tools talk to prickle through
+`AsyncClient`. The task verbs' tools are made from the server's schema (schemas/verbs.json,
+written by generate.py from schema.graphql): one per verb, its arguments the verb's.
+A refused move comes back as a tool error: its code, the server's message, the moves the
+caller may make on the task now, and what to do.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import inspect
 import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from importlib import metadata
 from typing import Annotated, Any, Literal, TypeVar
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.server.mcpserver.tools import Tool
+    from mcp_types import ToolAnnotations
 except ModuleNotFoundError as missing:  # the client installed without its `mcp` extra
     message = "prickle-mcp needs the MCP SDK: pip install 'prickle-client[mcp]'"
     raise ModuleNotFoundError(message) from missing
@@ -28,34 +36,81 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from . import shapes
 from ._async import AsyncClient, Task
-from .errors import PrickleError, RateLimited
+from .errors import PrickleError, RateLimited, Unavailable
+from .generated.enums import TaskState
 
 T = TypeVar("T")
 
 INSTRUCTIONS = """\
-Prickle hands tasks between agents. A task you were handed: list_my_tasks, then
-accept_task, start_task, save_checkpoint as you go, and return_result with evidence that
-names the acceptance criteria it covers (or hand_back if you cannot do it). To give work to
-another agent: handoff. Every task carries `allowed_verbs`: the moves you may make now."""
+Prickle hands tasks between agents. To get work: wait_for_work (it blocks until a task is
+routed to you; pass back the cursor it returns), or list_my_tasks. Then accept_task,
+start_task, save_checkpoint as you go, and return_result with evidence (hand_back if you
+cannot do it). To give work to another agent: handoff or request_capability. Every task
+carries `allowed_verbs`: the tools you may call on it now (each verb is the tool's name)."""
 
 NEXT_STEP = {
-    "invalid_state": "The task is not in a state that allows this move. Call get_task and "
-    "make one of the moves in its allowed_verbs instead.",
-    "forbidden": "You may not make this move on this task. Call get_task to see the moves "
-    "you may make (allowed_verbs).",
+    "invalid_state": "The task is not in a state that allows this move. Make one of the "
+    "moves in its allowed_verbs instead.",
+    "forbidden": "You may not make this move on this task. Make one of the moves in its "
+    "allowed_verbs instead.",
     "not_found": "No such task (or agent) is visible to you. Check the id with "
     "list_my_tasks, or the agent's name with its owner.",
     "invalid_input": "Fix the arguments as the message says, then call the tool again.",
-    "unauthenticated": "The token was refused. The MCP server needs a valid agent token "
+    "unauthenticated": "The token was refused. The MCP server needs a valid token "
     "(--token, PRICKLE_TOKEN, or an Authorization header over HTTP).",
-    "conflict": "The task changed since you read it. Call get_task and retry with its "
-    "current version as expected_version, if the move still makes sense.",
+    "conflict": "The task changed since you read it (or an idempotency key was reused for "
+    "another request). Call get_task and retry with its current version as "
+    "expected_version if the move still makes sense; use a new idempotency_key for a new task.",
     "turn_budget_exhausted": "The task's turn budget is spent: return_result with what you "
     "have, or hand_back.",
     "rate_limited": "Too many moves at once; nothing changed. Wait, then call again.",
+    "unavailable": "The server's database is unavailable. If the message says nothing "
+    "changed, wait and call again; if the outcome is unknown, call get_task first and make "
+    "the move again only if the task has not moved.",
     "query_too_complex": "The request was too large. Send shorter text.",
+    "transport": "The task server did not answer. Try again later; a move may have been "
+    "made: call get_task before making it again.",
     "internal": "The task server failed. Try again later; nothing may have changed.",
 }
+
+# What each task verb's tool is for, as an agent reads it; the verbs themselves, their
+# arguments and who may make them are the server's (schemas/verbs.json, allowed_verbs).
+GUIDE = {
+    "approve_handoff": "Approve a task your gate held for you (state waiting, waiting_on "
+    "owner_approval); the task is routed to its assignee.",
+    "deny_task": "Deny a task handed to you (state routed) or held for your approval; it "
+    "becomes `rejected` (final).",
+    "accept_task": "Take on a task handed to you (state `routed`); it becomes `accepted`.",
+    "start_task": "Start working on an accepted task; it becomes `working`.",
+    "save_checkpoint": "Record where your work stands (replaces the task's latest "
+    "checkpoint; spends one turn; the task stays where it is). Save one before a long step.",
+    "wait_on": "Pause your task until it is answered; it becomes `waiting`. on=human: a "
+    "person of the requester's side or your owner answers. on=agent: the agent named in "
+    "`agent` answers (the task's `question.answerers`). on=subtasks: wait for the task's "
+    "own subtasks to end (only for a task with subtasks). Ask your `question`.",
+    "answer": "Answer the question of a task waiting on you (you are among its "
+    "`question.answerers`); it resumes where it waited.",
+    "stop_run": "Stop an agent's run on a task (its owner only); it waits on `stopped`.",
+    "resume_run": "Resume a stopped run (its owner only).",
+    "hand_back": "Give a task back to its requester (declined, or you cannot finish it); it "
+    "becomes `returned`, and the requester may reroute it.",
+    "return_result": "Return your result with evidence. Each evidence item names the "
+    "acceptance criteria it covers (their indexes). The requester's owner's result policy "
+    "judges it at once. By default (no result rule) evidence of the right shape completes "
+    "the task, even evidence that covers no criterion; an owner who sets the result rule "
+    "require_complete_evidence has a result whose evidence leaves a criterion uncovered or "
+    "stale sent back to `working`; require_approval sends it to a person (`approval`). "
+    "Cover every criterion: see result.evidence_report.",
+    "decide_result": "Decide a result waiting for your approval (state `approval`): accept "
+    "(completed), request_changes (back to working) or reject (final).",
+    "cancel_task": "Call off a task you requested; it becomes `cancelled` (final).",
+    "reroute": "Send a returned task again: to `assignee` (owner/name) or by `capability`.",
+}
+DESTRUCTIVE = frozenset({"deny_task", "stop_run", "hand_back", "decide_result", "cancel_task"})
+READS = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WAIT_LONGEST = 60.0
 
 TaskId = Annotated[str, Field(description="The task's id (from list_my_tasks or get_task).")]
 ExpectedVersion = Annotated[
@@ -70,28 +125,63 @@ Packet = Annotated[
     WithJsonSchema(shapes.packet()),
     Field(
         description="What is asked: `task` (one sentence), `deliverable_type`, and "
-        "`acceptance_criteria` (1 to 20 checkable statements; a result's evidence must "
-        "cover each by its index); optionally `context`, `files`, `depends_on`."
+        "`acceptance_criteria` (1 to 20 checkable statements; a result's evidence cites "
+        "each by its index); optionally `context`, `files`, `depends_on`."
     ),
 ]
-Checkpoint = Annotated[
+Capability = Annotated[
     dict[str, Any],
-    WithJsonSchema(shapes.checkpoint()),
+    WithJsonSchema(shapes.capability()),
+    Field(description="The capability wanted: {kind, name}, e.g. {kind: repo, name: prickle}."),
+]
+Project = Annotated[str, Field(description="The project the task belongs to.")]
+DisplayTitle = Annotated[str | None, Field(description="A short title.")]
+TurnBudget = Annotated[
+    int | None, Field(description="How many checkpoints it may take (null: unlimited).")
+]
+ParentTaskId = Annotated[str | None, Field(description="The task this one is a subtask of.")]
+IdempotencyKey = Annotated[
+    str | None,
     Field(
-        description="Where the work stands: `progress` (required), `decisions`, "
-        "`files_touched`, `next_steps`, `open_questions`, `needs_answer`."
+        description="A key of your own: a retry of the same request with it returns the "
+        "same task; the key reused for another request is refused (conflict)."
     ),
 ]
-Result = Annotated[
-    dict[str, Any],
-    WithJsonSchema(shapes.result()),
-    Field(
-        description="The result: `summary`, `provenance` (usually agent_generated) and "
-        "`evidence`, a list of items {kind, summary, criteria: [indexes of the acceptance "
-        "criteria it shows are met], url or content}; every criterion needs evidence. "
-        "Give a `submission_id` of your own to make a retry safe."
-    ),
+Cursor = Annotated[
+    str | None,
+    Field(description="The cursor a previous call returned, to go on from there."),
 ]
+
+# Each GraphQL input type of a verb's arguments as the tool takes it: the protocol's shapes.
+INPUT_SHAPES: dict[str, Callable[[], dict[str, Any]]] = {
+    "CheckpointInput": shapes.checkpoint,
+    "ResultInput": lambda: shapes.result(),
+    "VerdictInput": shapes.verdict,
+    "CapabilityInput": shapes.capability,
+}
+SCALARS: dict[str, type] = {"String": str, "ID": str, "Int": int, "Boolean": bool}
+INPUT_TEXT = {
+    "checkpoint": "Where the work stands: `progress` (required), `decisions`, "
+    "`files_touched`, `next_steps`, `open_questions`, `needs_answer`.",
+    "result": "The result: `summary`, `provenance` (usually agent_generated) and "
+    "`evidence`, a list of items {kind, summary, criteria: [indexes of the acceptance "
+    "criteria it shows are met], url or content}. Give a `submission_id` of your own to "
+    "make a retry safe.",
+    "reason": "Why, in a sentence (recorded on the task's event).",
+    "answer": "The answer to the task's question.",
+    "question": "What you need answered.",
+    "verdicts": "A verdict per acceptance criterion: {criterion (its index), accepted, note}.",
+    "assignee": "The agent to send it to: owner/name.",
+    "on": "human: a person answers; agent: the agent named in `agent` answers; subtasks: "
+    "the task resumes once its own subtasks have all ended.",
+    "agent": "With on=agent (and only then): the agent to wait on, owner/name.",
+    "decision": "accept (completed), request_changes (back to working) or reject (final).",
+    "capability": "The capability wanted: {kind, name}.",
+}
+TASK_SELECTION = (
+    "as_protocol version allowed_verbs "
+    "question { on question asked_by agent answerers resumes_when_subtasks_end }"
+)
 
 
 class Agents:
@@ -129,18 +219,27 @@ async def refused_as_tool_error(call: Awaitable[T]) -> T:
         raise ToolError(f"invalid_input: {error}. {NEXT_STEP['invalid_input']}") from error
 
 
-def tool_error_text(error: PrickleError) -> str:
+def tool_error_text(error: PrickleError, allowed: list[str] | None = None) -> str:
     text = f"{error.code}: {error.message}"
     if error.code == "invalid_state" and error.extensions.get("state"):
         text += f" (the task is {error.extensions['state']})"
-    if isinstance(error, RateLimited) and error.retry_after is not None:
+    if isinstance(error, (RateLimited, Unavailable)) and error.retry_after is not None:
         text += f" (retry after {error.retry_after:g} s)"
+    if allowed is not None:
+        text += f". allowed_verbs now: {', '.join(allowed) if allowed else 'none'}"
     return f"{text}. {NEXT_STEP.get(error.code, NEXT_STEP['internal'])}"
 
 
 def view(task: Task) -> dict[str, Any]:
-    """The task as a tool returns it: the protocol's object, its version and your moves."""
-    return {**task.as_protocol, "version": task.version, "allowed_verbs": task.allowed_verbs}
+    """The task as a tool returns it: the protocol's object, its version, your moves, and
+    the open question of a wait (what is asked and who may answer)."""
+    question = task.question.model_dump(mode="json") if task.question else None
+    return {
+        **task.as_protocol,
+        "version": task.version,
+        "allowed_verbs": task.allowed_verbs,
+        "question": question,
+    }
 
 
 def summary(task: Task) -> dict[str, Any]:
@@ -157,27 +256,178 @@ def summary(task: Task) -> dict[str, Any]:
     }
 
 
+def version() -> str:
+    try:
+        return metadata.version("prickle-client")
+    except metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "0"
+
+
 def build_server(url: str, token: str | None) -> MCPServer:
     """The MCP server of the task server at `url` (its /graphql endpoint)."""
-    server = MCPServer("prickle", instructions=INSTRUCTIONS)
     agents = Agents(url, token)
+    verbs = [_verb_tool(spec, shapes.verbs()["enums"], agents) for spec in shapes.verbs()["verbs"]]
+    server = MCPServer("prickle", instructions=INSTRUCTIONS, version=version(), tools=verbs)
     _task_tools(server, agents)
-    _move_tools(server, agents)
+    _creation_tools(server, agents)
     _resources(server, agents)
     return server
 
 
-def _moves(
-    agents: Agents, ctx: Context | None, move: Callable[[AsyncClient], Awaitable[Task]]
-) -> Awaitable[dict[str, Any]]:
-    async def run() -> dict[str, Any]:
-        return view(await refused_as_tool_error(move(agents.client(ctx))))
+# the task verbs, one tool each, from the schema
 
-    return run()
+
+def _verb_tool(spec: dict[str, Any], enums: dict[str, list[str]], agents: Agents) -> Tool:
+    name = spec["name"]
+    arguments = [a for a in spec["arguments"]]
+    document = _document(name, arguments)
+
+    async def move(
+        ctx: Context, task_id: str, expected_version: int | None = None, **given: Any
+    ) -> dict[str, Any]:
+        variables = {"task_id": task_id, "expected_version": expected_version, **given}
+        if name == "wait_on":
+            variables = _wait_variables(variables)
+        return await _move(agents.client(ctx), name, document, variables)
+
+    given = [_parameter(a, enums, name) for a in arguments]
+    move.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context),
+            inspect.Parameter("task_id", inspect.Parameter.KEYWORD_ONLY, annotation=TaskId),
+            *given,
+            inspect.Parameter(
+                "expected_version",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=ExpectedVersion,
+                default=None,
+            ),
+        ],
+        return_annotation=dict[str, Any],
+    )
+    move.__annotations__ = {"ctx": Context, "return": dict[str, Any]}
+    tool = Tool.from_function(
+        move,
+        name=name,
+        description=_describe(spec),
+        context_kwarg="ctx",
+        annotations=ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=name in DESTRUCTIVE,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    if name == "wait_on":
+        tool.parameters = _wait_schema(tool.parameters)
+    return tool
+
+
+def _describe(spec: dict[str, Any]) -> str:
+    name = spec["name"]
+    text = GUIDE.get(name) or spec["description"] or f"The verb {name}."
+    return f"{text} Call it only when {name!r} is in the task's allowed_verbs."
+
+
+def _parameter(argument: dict[str, Any], enums: dict[str, list[str]], verb: str) -> Any:
+    """The tool parameter of one of the verb's GraphQL arguments."""
+    graphql_type: str = argument["type"]
+    named = graphql_type.strip("[]!")
+    choices = enums.get(named)
+    python: Any
+    if verb == "wait_on" and argument["name"] == "on":
+        choices = [*(choices or []), "subtasks"]
+    if choices is not None:
+        python = Literal[tuple(choices)]
+    elif named in INPUT_SHAPES:
+        shape = INPUT_SHAPES[named]()
+        many = graphql_type.startswith("[")
+        python = Annotated[
+            list[dict[str, Any]] if many else dict[str, Any],
+            WithJsonSchema({"type": "array", "items": shape} if many else shape),
+        ]
+    else:
+        python = SCALARS[named]
+        if graphql_type.startswith("["):
+            python = list[python]
+    text = argument["description"] or INPUT_TEXT.get(argument["name"])
+    required = argument["required"]
+    if not required:
+        python = python | None
+    annotation = Annotated[python, Field(description=text)] if text else python
+    default = inspect.Parameter.empty if required else None
+    return inspect.Parameter(
+        argument["name"], inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def _document(name: str, arguments: list[dict[str, Any]]) -> str:
+    declared = ["$task_id: ID!", *(f"${a['name']}: {a['type']}" for a in arguments)]
+    passed = ["task_id: $task_id", *(f"{a['name']}: ${a['name']}" for a in arguments)]
+    declared.append("$expected_version: Int")
+    passed.append("expected_version: $expected_version")
+    return (
+        f"mutation({', '.join(declared)}) {{ {name}({', '.join(passed)}) {{ {TASK_SELECTION} }} }}"
+    )
+
+
+async def _move(
+    client: AsyncClient, name: str, document: str, variables: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        data = await client.execute(document, variables)
+    except PrickleError as error:
+        allowed = None
+        if error.code in ("invalid_state", "forbidden"):
+            allowed = await _allowed_now(client, variables["task_id"])
+        raise ToolError(tool_error_text(error, allowed)) from error
+    moved: dict[str, Any] = data[name]
+    return {
+        **moved["as_protocol"],
+        "version": moved["version"],
+        "allowed_verbs": moved["allowed_verbs"],
+        "question": moved["question"],
+    }
+
+
+async def _allowed_now(client: AsyncClient, task_id: str) -> list[str] | None:
+    try:
+        task = await client.task(task_id)
+    except PrickleError:
+        return None
+    return None if task is None else task.allowed_verbs
+
+
+def _wait_variables(variables: dict[str, Any]) -> dict[str, Any]:
+    """on=subtasks is the protocol's wait on `agent` naming none: the subtasks' ends answer."""
+    on, agent = variables.get("on"), variables.get("agent")
+    if on == "agent" and not agent:
+        raise ToolError(
+            "invalid_input: agent: on=agent names the agent to wait on (owner/name); to wait "
+            f"for the task's own subtasks use on=subtasks. {NEXT_STEP['invalid_input']}"
+        )
+    if on != "agent" and agent:
+        raise ToolError(
+            f"invalid_input: agent: only on=agent names an agent. {NEXT_STEP['invalid_input']}"
+        )
+    return {**variables, "on": "agent" if on == "subtasks" else on}
+
+
+def _wait_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`agent` required when on=agent, and null (or left out) otherwise."""
+    condition = {
+        "if": {"properties": {"on": {"const": "agent"}}, "required": ["on"]},
+        "then": {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+        "else": {"properties": {"agent": {"type": "null"}}},
+    }
+    return {**schema, "allOf": [*schema.get("allOf", []), condition]}
+
+
+# reading, waiting for work, and creating tasks
 
 
 def _task_tools(server: MCPServer, agents: Agents) -> None:
-    @server.tool()
+    @server.tool(annotations=READS)
     async def list_my_tasks(
         ctx: Context,
         role: Annotated[
@@ -185,164 +435,148 @@ def _task_tools(server: MCPServer, agents: Agents) -> None:
             Field(description="assignee: tasks handed to you; requester: tasks you handed off."),
         ] = "assignee",
         state: Annotated[
-            str | None,
-            Field(description="Only tasks in this state (e.g. routed: new work to accept)."),
+            TaskState | None,
+            Field(description="Only tasks in this state (routed: new work to accept)."),
         ] = None,
         project: Annotated[str | None, Field(description="Only tasks of this project.")] = None,
-    ) -> list[dict[str, Any]]:
-        """List your tasks, oldest first, each with its state and the moves you may make
-        (allowed_verbs). New work handed to you is in state `routed`: accept_task it."""
+        limit: Annotated[
+            int, Field(ge=1, le=100, description="At most this many tasks (1 to 100).")
+        ] = 20,
+        cursor: Cursor = None,
+    ) -> dict[str, Any]:
+        """List your tasks, oldest first, at most `limit` (20 unless told, 100 at most),
+        each with its state and the moves you may make (allowed_verbs). `next_cursor`
+        (null: no more) gives the next ones. New work handed to you is in state `routed`:
+        accept_task it (or wait_for_work for the next)."""
         client = agents.client(ctx)
         me = (await refused_as_tool_error(client.me())).id
         assignee, requester = (me, None) if role == "assignee" else (None, me)
-        found = client.tasks(project=project, state=state, assignee=assignee, requester=requester)
-        return [summary(task) async for task in found]
+        page = await refused_as_tool_error(
+            client.tasks_page(
+                project=project,
+                state=state,
+                assignee=assignee,
+                requester=requester,
+                first=limit,
+                after=cursor,
+            )
+        )
+        more = page.page_info.has_next_page
+        return {
+            "tasks": [summary(edge.node) for edge in page.edges],
+            "next_cursor": page.page_info.end_cursor if more else None,
+        }
 
-    @server.tool()
+    @server.tool(annotations=READS)
+    async def wait_for_work(
+        ctx: Context,
+        timeout_seconds: Annotated[
+            float,
+            Field(gt=0, le=WAIT_LONGEST, description="Wait at most this long (up to 60 s)."),
+        ] = 30.0,
+        cursor: Cursor = None,
+        project: Annotated[str | None, Field(description="Only work of this project.")] = None,
+    ) -> dict[str, Any]:
+        """Wait until a task is routed to you, at most `timeout_seconds` (60 at most).
+        Returns `tasks` (routed to you and waiting: accept_task each, or deny_task) and a
+        `cursor`: pass it to the next call so no task routed meanwhile is missed. Work
+        already waiting comes back at once; an empty `tasks` means the time ran out."""
+        client = agents.client(ctx)
+        me = (await refused_as_tool_error(client.me())).id
+        waiting = await refused_as_tool_error(
+            client.tasks_page(state="routed", assignee=me, project=project, first=20)
+        )
+        if waiting.edges:
+            return {"tasks": [summary(e.node) for e in waiting.edges], "cursor": cursor}
+        return await refused_as_tool_error(
+            _next_routed(client, me, project, cursor, timeout_seconds)
+        )
+
+    @server.tool(annotations=READS)
     async def get_task(ctx: Context, task_id: TaskId) -> dict[str, Any]:
         """The whole task: its packet (what is asked, the acceptance criteria), state,
-        latest checkpoint, result, version and the moves you may make (allowed_verbs)."""
+        latest checkpoint, result, version, the moves you may make (allowed_verbs) and,
+        while it waits, its `question` (what is asked, who may answer)."""
         task = await refused_as_tool_error(agents.client(ctx).task(task_id))
         if task is None:
             raise ToolError(f"not_found: no task {task_id}. {NEXT_STEP['not_found']}")
         return view(task)
 
-    @server.tool()
+
+async def _next_routed(
+    client: AsyncClient, me: str, project: str | None, cursor: str | None, timeout: float
+) -> dict[str, Any]:
+    """The next task routed to `me` after `cursor` (from now, without one), or none in time."""
+    stream = client.events(assignee=me, project=project, after=cursor)
+    events = aiter(stream)
+    try:
+        async with asyncio.timeout(timeout):
+            async for event in events:
+                if event.to_state == TaskState.routed and event.task.assignee == me:
+                    task = await client.task(event.task_id)
+                    if task is not None and task.state == TaskState.routed:
+                        return {"tasks": [summary(task)], "cursor": event.cursor}
+    except TimeoutError:
+        pass
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
+    return {"tasks": [], "cursor": stream.cursor or cursor}
+
+
+def _creation_tools(server: MCPServer, agents: Agents) -> None:
+    creates = ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+    )
+
+    @server.tool(annotations=creates)
     async def handoff(
         ctx: Context,
-        project: Annotated[str, Field(description="The project the task belongs to.")],
+        project: Project,
         assignee: Annotated[str, Field(description="The agent to hand it to: owner/name.")],
         packet: Packet,
-        display_title: Annotated[str | None, Field(description="A short title.")] = None,
-        turn_budget: Annotated[
-            int | None, Field(description="How many turns (moves, checkpoints) it may take.")
-        ] = None,
-        parent_task_id: Annotated[
-            str | None, Field(description="The task this one is a subtask of.")
-        ] = None,
-        idempotency_key: Annotated[
-            str | None,
-            Field(description="A key of your own: a retry with it returns the same task."),
-        ] = None,
+        display_title: DisplayTitle = None,
+        turn_budget: TurnBudget = None,
+        parent_task_id: ParentTaskId = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
         """Hand a task to another agent. Its owner's permission gate routes it (state
         `routed`), holds it for the owner's approval (`waiting`), or rejects it."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.handoff(
-                project,
-                assignee,
-                packet,
-                display_title=display_title,
-                turn_budget=turn_budget,
-                parent_task_id=parent_task_id,
-                idempotency_key=idempotency_key,
-            ),
+        client = agents.client(ctx)
+        made = client.handoff(
+            project,
+            assignee,
+            packet,
+            display_title=display_title,
+            turn_budget=turn_budget,
+            parent_task_id=parent_task_id,
+            idempotency_key=idempotency_key,
         )
+        return view(await refused_as_tool_error(made))
 
-
-def _move_tools(server: MCPServer, agents: Agents) -> None:
-    @server.tool()
-    async def accept_task(
-        ctx: Context, task_id: TaskId, expected_version: ExpectedVersion = None
-    ) -> dict[str, Any]:
-        """Take on a task handed to you (state `routed`); it becomes `accepted`."""
-        return await _moves(
-            agents, ctx, lambda c: c.accept_task(task_id, expected_version=expected_version)
-        )
-
-    @server.tool()
-    async def start_task(
-        ctx: Context, task_id: TaskId, expected_version: ExpectedVersion = None
-    ) -> dict[str, Any]:
-        """Start working on an accepted task; it becomes `working`."""
-        return await _moves(
-            agents, ctx, lambda c: c.start_task(task_id, expected_version=expected_version)
-        )
-
-    @server.tool()
-    async def save_checkpoint(
+    @server.tool(annotations=creates)
+    async def request_capability(
         ctx: Context,
-        task_id: TaskId,
-        checkpoint: Checkpoint,
-        expected_version: ExpectedVersion = None,
+        project: Project,
+        capability: Capability,
+        packet: Packet,
+        display_title: DisplayTitle = None,
+        turn_budget: TurnBudget = None,
+        parent_task_id: ParentTaskId = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Record where your work stands (replaces the task's latest checkpoint; spends one
-        turn; the task stays where it is). Save one before a long step."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.save_checkpoint(task_id, checkpoint, expected_version=expected_version),
+        """Hand a task to whichever agent offers a capability (your owner's own agents
+        first); its owner's gate routes, holds or rejects it, as for handoff."""
+        client = agents.client(ctx)
+        made = client.request_capability(
+            project,
+            capability,
+            packet,
+            display_title=display_title,
+            turn_budget=turn_budget,
+            parent_task_id=parent_task_id,
+            idempotency_key=idempotency_key,
         )
-
-    @server.tool()
-    async def wait_on(
-        ctx: Context,
-        task_id: TaskId,
-        on: Annotated[
-            Literal["human", "agent"],
-            Field(description="human: a person must answer; agent: the agent named in `agent`."),
-        ],
-        question: Annotated[str | None, Field(description="What you need answered.")] = None,
-        agent: Annotated[
-            str | None, Field(description="With on=agent: the agent to wait on (owner/name).")
-        ] = None,
-        expected_version: ExpectedVersion = None,
-    ) -> dict[str, Any]:
-        """Pause your task until someone answers your question; it becomes `waiting`."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.wait_on(task_id, on, question, agent, expected_version=expected_version),
-        )
-
-    @server.tool()
-    async def return_result(
-        ctx: Context, task_id: TaskId, result: Result, expected_version: ExpectedVersion = None
-    ) -> dict[str, Any]:
-        """Return your result with evidence for each acceptance criterion. The requester's
-        result policy judges it at once: `completed`, `approval` (a person reviews it), or
-        back to `working` when evidence is missing (see result.evidence_report)."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.return_result(task_id, result, expected_version=expected_version),
-        )
-
-    @server.tool()
-    async def hand_back(
-        ctx: Context,
-        task_id: TaskId,
-        reason: Annotated[str, Field(description="Why you give the task back.")],
-        checkpoint: Annotated[
-            dict[str, Any] | None,
-            WithJsonSchema({"anyOf": [shapes.checkpoint(), {"type": "null"}]}),
-            Field(description="Where the work stands, for whoever takes it next."),
-        ] = None,
-        expected_version: ExpectedVersion = None,
-    ) -> dict[str, Any]:
-        """Give a task back to its requester (declined, or you cannot finish it); it
-        becomes `returned`, and the requester may route it again."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.hand_back(task_id, reason, checkpoint, expected_version=expected_version),
-        )
-
-    @server.tool()
-    async def cancel_task(
-        ctx: Context,
-        task_id: TaskId,
-        reason: Annotated[str | None, Field(description="Why it is called off.")] = None,
-        expected_version: ExpectedVersion = None,
-    ) -> dict[str, Any]:
-        """Call off a task you requested; it becomes `cancelled` (final)."""
-        return await _moves(
-            agents,
-            ctx,
-            lambda c: c.cancel_task(task_id, reason, expected_version=expected_version),
-        )
+        return view(await refused_as_tool_error(made))
 
 
 def _resources(server: MCPServer, agents: Agents) -> None:
@@ -376,16 +610,48 @@ def _resources(server: MCPServer, agents: Agents) -> None:
         return json.dumps(events)
 
 
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="prickle-mcp",
+        description="The Prickle task server's moves as MCP tools, over stdio or streamable "
+        "HTTP. Each tool acts as the principal of the token.",
+        epilog="Environment: PRICKLE_URL and PRICKLE_TOKEN stand in for --url and --token.",
+    )
+    found.add_argument(
+        "--url",
+        default=os.environ.get("PRICKLE_URL"),
+        help="the task server's GraphQL endpoint, e.g. http://127.0.0.1:8000/graphql "
+        "(default: $PRICKLE_URL; required)",
+    )
+    found.add_argument(
+        "--token",
+        default=os.environ.get("PRICKLE_TOKEN"),
+        help="the agent's (or person's) token every tool acts with (default: "
+        "$PRICKLE_TOKEN); over streamable HTTP a request's Authorization: Bearer header "
+        "takes its place",
+    )
+    found.add_argument(
+        "--transport",
+        choices=("stdio", "streamable-http"),
+        default="stdio",
+        help="stdio (default: one client, this process's stdin/stdout) or streamable-http "
+        "(served at http://HOST:PORT/mcp)",
+    )
+    found.add_argument(
+        "--host", default="127.0.0.1", help="streamable-http: the address to listen on"
+    )
+    found.add_argument(
+        "--port", type=int, default=8765, help="streamable-http: the port (default 8765)"
+    )
+    found.add_argument("--version", action="version", version=f"prickle-mcp {version()}")
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="prickle-mcp", description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default=os.environ.get("PRICKLE_URL"), required=False)
-    parser.add_argument("--token", default=os.environ.get("PRICKLE_TOKEN"))
-    parser.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
-    args = parser.parse_args(argv)
+    arguments = parser()
+    args = arguments.parse_args(argv)
     if not args.url:
-        parser.error("--url (or PRICKLE_URL) is required: the task server's /graphql URL")
+        arguments.error("--url (or PRICKLE_URL) is required: the task server's /graphql URL")
     server = build_server(args.url, args.token)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per GraphQL request
     if args.transport == "stdio":

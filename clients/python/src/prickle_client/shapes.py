@@ -30,9 +30,26 @@ def _object(name: str) -> dict[str, Any]:
 
 
 def _as_input(shape: dict[str, Any], fields: tuple[str, ...] | None = None) -> dict[str, Any]:
-    properties = {k: v for k, v in shape["properties"].items() if fields is None or k in fields}
-    required = [k for k in shape["required"] if k in properties and "default" not in properties[k]]
+    """The shape as a caller writes it: only `fields` (all if None); a field with a default
+    or that may be null is not required, here and in the objects within."""
+    properties = {
+        k: _within(v) for k, v in shape["properties"].items() if fields is None or k in fields
+    }
+    required = [k for k in shape["required"] if k in properties and not _optional(properties[k])]
     return {**shape, "properties": properties, "required": required}
+
+
+def _within(shape: dict[str, Any]) -> dict[str, Any]:
+    if shape.get("type") == "object" and "properties" in shape:
+        return _as_input(shape)
+    if shape.get("type") == "array" and isinstance(shape.get("items"), dict):
+        return {**shape, "items": _within(shape["items"])}
+    return shape
+
+
+def _optional(shape: dict[str, Any]) -> bool:
+    nullable = any(choice.get("type") == "null" for choice in shape.get("anyOf", []))
+    return "default" in shape or nullable or shape.get("type") == "null"
 
 
 def packet() -> dict[str, Any]:
@@ -46,3 +63,25 @@ def checkpoint() -> dict[str, Any]:
 
 def result() -> dict[str, Any]:
     return _as_input(_object("result"), RESULT_INPUT_FIELDS)
+
+
+def verdict() -> dict[str, Any]:
+    """A verdict on one acceptance criterion: {criterion, accepted, note}."""
+    items: dict[str, Any] = _object("result")["properties"]["verdicts"]["items"]
+    return _as_input(items)
+
+
+def capability() -> dict[str, Any]:
+    """A capability an agent offers: {kind, name}."""
+    route = _object("route")
+    found = route["properties"]["capability"]
+    objects = [s for s in found.get("anyOf", [found]) if s.get("type") == "object"]
+    return _as_input(objects[0])
+
+
+@cache
+def verbs() -> dict[str, Any]:
+    """The server's task verbs as its schema declares them (generate.py's `task_verbs`)."""
+    text = resources.files(__package__).joinpath("schemas/verbs.json").read_text()
+    found: dict[str, Any] = json.loads(text)
+    return found

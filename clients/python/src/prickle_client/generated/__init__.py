@@ -84,6 +84,7 @@ from .fragments import (
     ScheduleFieldsCapability,
     ScheduleFieldsPacket,
     TaskDetail,
+    TaskDetailQuestion,
     TaskFields,
     TaskFieldsLatestCheckpoint,
     TaskFieldsLatestCheckpointBy,
@@ -98,6 +99,13 @@ from .fragments import (
 )
 from .hand_back import HandBack, HandBackHandBack
 from .handoff import Handoff, HandoffHandoff
+from .inbox import (
+    Inbox,
+    InboxInbox,
+    InboxInboxEdges,
+    InboxInboxEdgesNode,
+    InboxInboxPageInfo,
+)
 from .input_types import (
     ArtifactInput,
     CapabilityInput,
@@ -128,7 +136,13 @@ from .on_task_events import (
 from .pause_schedule import PauseSchedule, PauseSchedulePauseSchedule
 from .principal import Principal, PrincipalPrincipal, PrincipalPrincipalCapabilities
 from .register_agent import RegisterAgent, RegisterAgentRegisterAgent
+from .register_remote_agent import (
+    RegisterRemoteAgent,
+    RegisterRemoteAgentRegisterRemoteAgent,
+)
+from .remote_agents import RemoteAgents, RemoteAgentsRemoteAgents
 from .remove_project_member import RemoveProjectMember
+from .remove_remote_agent import RemoveRemoteAgent
 from .request_capability import RequestCapability, RequestCapabilityRequestCapability
 from .reroute import Reroute, RerouteReroute
 from .resume_run import ResumeRun, ResumeRunResumeRun
@@ -143,6 +157,7 @@ from .rotate_webhook_secret import (
 from .run_schedule_now import RunScheduleNow, RunScheduleNowRunScheduleNow
 from .save_checkpoint import SaveCheckpoint, SaveCheckpointSaveCheckpoint
 from .schedules import Schedules, SchedulesSchedules
+from .set_agent_card_public import SetAgentCardPublic
 from .set_gate_rule import SetGateRule, SetGateRuleSetGateRule
 from .set_result_rule import SetResultRule, SetResultRuleSetResultRule
 from .start_task import StartTask, StartTaskStartTask
@@ -251,6 +266,11 @@ __all__ = [
     "Handoff",
     "HandoffHandoff",
     "HandoffInput",
+    "Inbox",
+    "InboxInbox",
+    "InboxInboxEdges",
+    "InboxInboxEdgesNode",
+    "InboxInboxPageInfo",
     "Me",
     "MeMe",
     "OnTaskEventBatches",
@@ -269,7 +289,12 @@ __all__ = [
     "ProvenanceStatus",
     "RegisterAgent",
     "RegisterAgentRegisterAgent",
+    "RegisterRemoteAgent",
+    "RegisterRemoteAgentRegisterRemoteAgent",
+    "RemoteAgents",
+    "RemoteAgentsRemoteAgents",
     "RemoveProjectMember",
+    "RemoveRemoteAgent",
     "RequestCapability",
     "RequestCapabilityInput",
     "RequestCapabilityRequestCapability",
@@ -322,6 +347,7 @@ __all__ = [
     "ScheduleInput",
     "Schedules",
     "SchedulesSchedules",
+    "SetAgentCardPublic",
     "SetGateRule",
     "SetGateRuleSetGateRule",
     "SetResultRule",
@@ -333,6 +359,7 @@ __all__ = [
     "StopRunStopRun",
     "Task",
     "TaskDetail",
+    "TaskDetailQuestion",
     "TaskEvents",
     "TaskEventsTaskEvents",
     "TaskEventsTaskEventsEdges",

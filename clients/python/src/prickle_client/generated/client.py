@@ -24,6 +24,7 @@ from .erase_agent import EraseAgent
 from .erase_person import ErasePerson
 from .hand_back import HandBack
 from .handoff import Handoff
+from .inbox import Inbox
 from .input_types import (
     CapabilityInput,
     CheckpointInput,
@@ -42,7 +43,10 @@ from .on_task_events import OnTaskEvents
 from .pause_schedule import PauseSchedule
 from .principal import Principal
 from .register_agent import RegisterAgent
+from .register_remote_agent import RegisterRemoteAgent
+from .remote_agents import RemoteAgents
 from .remove_project_member import RemoveProjectMember
+from .remove_remote_agent import RemoveRemoteAgent
 from .request_capability import RequestCapability
 from .reroute import Reroute
 from .resume_run import ResumeRun
@@ -53,6 +57,7 @@ from .rotate_webhook_secret import RotateWebhookSecret
 from .run_schedule_now import RunScheduleNow
 from .save_checkpoint import SaveCheckpoint
 from .schedules import Schedules
+from .set_agent_card_public import SetAgentCardPublic
 from .set_gate_rule import SetGateRule
 from .set_result_rule import SetResultRule
 from .start_task import StartTask
@@ -208,6 +213,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -422,6 +435,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -623,6 +644,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -824,6 +853,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -1153,6 +1190,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -1411,6 +1456,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -1681,6 +1734,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -1873,6 +1934,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -2002,6 +2071,44 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return RegisterAgent.model_validate(data)
 
+    async def register_remote_agent(
+        self,
+        name: str,
+        card_url: str,
+        credential: Union[Optional[str], UnsetType] = UNSET,
+        capabilities: Union[Optional[list[CapabilityInput]], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> RegisterRemoteAgent:
+        query = gql("""
+            mutation RegisterRemoteAgent($name: String!, $card_url: String!, $credential: String, $capabilities: [CapabilityInput!]) {
+              register_remote_agent(
+                name: $name
+                card_url: $card_url
+                credential: $credential
+                capabilities: $capabilities
+              ) {
+                agent_id
+                card_url
+                has_credential
+                created_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "name": name,
+            "card_url": card_url,
+            "credential": credential,
+            "capabilities": capabilities,
+        }
+        response = await self.execute(
+            query=query,
+            operation_name="RegisterRemoteAgent",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return RegisterRemoteAgent.model_validate(data)
+
     async def remove_project_member(
         self, project: str, handle: str, **kwargs: Any
     ) -> RemoveProjectMember:
@@ -2019,6 +2126,22 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return RemoveProjectMember.model_validate(data)
+
+    async def remove_remote_agent(self, agent: str, **kwargs: Any) -> RemoveRemoteAgent:
+        query = gql("""
+            mutation RemoveRemoteAgent($agent: String!) {
+              remove_remote_agent(agent: $agent)
+            }
+            """)
+        variables: dict[str, object] = {"agent": agent}
+        response = await self.execute(
+            query=query,
+            operation_name="RemoveRemoteAgent",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return RemoveRemoteAgent.model_validate(data)
 
     async def request_capability(
         self, input: RequestCapabilityInput, **kwargs: Any
@@ -2151,6 +2274,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -2353,6 +2484,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -2550,6 +2689,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -2800,6 +2947,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -3051,6 +3206,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -3248,6 +3411,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -3309,6 +3480,24 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return SaveCheckpoint.model_validate(data)
+
+    async def set_agent_card_public(
+        self, agent_id: str, public: bool, **kwargs: Any
+    ) -> SetAgentCardPublic:
+        query = gql("""
+            mutation SetAgentCardPublic($agent_id: String!, $public: Boolean!) {
+              set_agent_card_public(agent_id: $agent_id, public: $public)
+            }
+            """)
+        variables: dict[str, object] = {"agent_id": agent_id, "public": public}
+        response = await self.execute(
+            query=query,
+            operation_name="SetAgentCardPublic",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return SetAgentCardPublic.model_validate(data)
 
     async def set_gate_rule(self, input: GateRuleInput, **kwargs: Any) -> SetGateRule:
         query = gql("""
@@ -3491,6 +3680,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -3691,6 +3888,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -3948,6 +4153,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -4031,6 +4244,216 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return AllowedMoves.model_validate(data)
 
+    async def inbox(
+        self,
+        first: Union[Optional[int], UnsetType] = UNSET,
+        after: Union[Optional[str], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> Inbox:
+        query = gql("""
+            query Inbox($first: Int = 50, $after: String) {
+              inbox(first: $first, after: $after) {
+                total_count
+                page_info {
+                  has_next_page
+                  end_cursor
+                }
+                edges {
+                  cursor
+                  node {
+                    ...TaskDetail
+                  }
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskDetail on Task {
+              ...TaskFields
+              version
+              allowed_verbs
+              as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"first": first, "after": after}
+        response = await self.execute(
+            query=query, operation_name="Inbox", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Inbox.model_validate(data)
+
     async def me(self, **kwargs: Any) -> Me:
         query = gql("""
             query Me {
@@ -4070,6 +4493,24 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return Principal.model_validate(data)
+
+    async def remote_agents(self, **kwargs: Any) -> RemoteAgents:
+        query = gql("""
+            query RemoteAgents {
+              remote_agents {
+                agent_id
+                card_url
+                has_credential
+                created_at
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="RemoteAgents", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return RemoteAgents.model_validate(data)
 
     async def schedules(
         self, project: Union[Optional[str], UnsetType] = UNSET, **kwargs: Any
@@ -4302,6 +4743,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -4625,6 +5074,14 @@ class GeneratedClient(AsyncBaseClient):
               version
               allowed_verbs
               as_protocol
+              question {
+                on
+                question
+                asked_by
+                agent
+                answerers
+                resumes_when_subtasks_end
+              }
             }
 
             fragment TaskFields on Task {
@@ -4720,7 +5177,7 @@ class GeneratedClient(AsyncBaseClient):
         **kwargs: Any,
     ) -> WebhookDeliveries:
         query = gql("""
-            query WebhookDeliveries($webhook_id: ID!, $first: Int, $after: ID) {
+            query WebhookDeliveries($webhook_id: ID!, $first: Int, $after: String) {
               webhook_deliveries(webhook_id: $webhook_id, first: $first, after: $after) {
                 id
                 event_cursor

@@ -19,6 +19,7 @@ from .enums import (
     TaskState,
     Verifier,
     WaitingOn,
+    WaitOn,
 )
 
 
@@ -352,6 +353,16 @@ class TaskDetail(TaskFields):
     version: int
     allowed_verbs: list[str]
     as_protocol: Any
+    question: Optional["TaskDetailQuestion"]
+
+
+class TaskDetailQuestion(BaseModel):
+    on: WaitOn
+    question: Optional[str]
+    asked_by: str
+    agent: Optional[str]
+    answerers: list[str]
+    resumes_when_subtasks_end: bool
 
 
 class WebhookFields(BaseModel):

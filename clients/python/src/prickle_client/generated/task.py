@@ -6,6 +6,7 @@ from .fragments import (  # noqa: F401
     EventFields,
     ResultFields,
     TaskDetail,
+    TaskDetailQuestion,
     TaskFieldsLatestCheckpoint,
     TaskFieldsLatestCheckpointBy,
     TaskFieldsPacket,

@@ -1,0 +1,5 @@
+from .base_model import BaseModel
+
+
+class RemoveRemoteAgent(BaseModel):
+    remove_remote_agent: bool
