@@ -2,8 +2,14 @@
 # The Python client (clients/python, `prickle-client`): install it alone, with its test
 # extras, into clients/python/.venv (no server there), check it with mypy --strict, then run
 # its tests against real `prickle serve` processes started with the server's .venv
-# (scripts/install.sh): on SQLite, then on PostgreSQL (PRICKLE_TEST_PG; skipped with a line
-# when it does not answer, failed under CI as scripts/test.sh does).
+# (scripts/install.sh): every test on SQLite, then on PostgreSQL (PRICKLE_TEST_PG; skipped
+# with a line when it does not answer, failed under CI as scripts/test.sh does) the tests
+# whose outcome the server's database can change: following events across a restart
+# (the event log, its cursor and LISTEN/NOTIFY) and retries across one. The others speak to
+# the server's API alone, which the server's own suite runs on both databases. Each pass
+# spreads the test modules over PRICKLE_CLIENT_TEST_WORKERS processes (pytest-xdist
+# `--dist loadfile`, default 2, each with its own session's server; 0 runs them in this one):
+# the tests mostly wait on their server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -13,11 +19,13 @@ python3 -m venv "$client/.venv"
 "$client/.venv/bin/python" -m pip install --quiet "./$client[test]" mypy
 export PRICKLE_SERVER_PYTHON="$PWD/.venv/bin/python"
 
+workers=(-n "${PRICKLE_CLIENT_TEST_WORKERS:-2}" --dist loadfile)
+
 status=0
 echo "== client: mypy (strict)"
 (cd "$client" && .venv/bin/mypy) || status=1
 echo "== client tests on sqlite"
-(cd "$client" && PRICKLE_TEST_BACKEND=sqlite .venv/bin/python -m pytest -q "$@") || status=1
+(cd "$client" && PRICKLE_TEST_BACKEND=sqlite .venv/bin/python -m pytest -q "${workers[@]}" "$@") || status=1
 echo "== client tests on postgres"
 pg="${PRICKLE_TEST_PG:-postgresql://postgres@127.0.0.1:5432/test}"
 if ! .venv/bin/python -c "import asyncio, sys, asyncpg
@@ -29,5 +37,12 @@ asyncio.run(asyncpg.connect(sys.argv[1], timeout=5))" "$pg" >/dev/null 2>&1; the
     echo "!! PostgreSQL is not reachable at $pg: the client's PostgreSQL pass is SKIPPED" >&2
     exit "$status"
 fi
-(cd "$client" && PRICKLE_TEST_BACKEND=postgres .venv/bin/python -m pytest -q "$@") || status=1
+# the arguments, after those two files; the arguments alone when they name tests of their own
+on_postgres=(tests/test_events.py tests/test_retries.py "$@")
+for arg in "$@"; do
+    if [ -e "$client/${arg%%::*}" ]; then on_postgres=("$@"); break; fi
+done
+(cd "$client" && PRICKLE_TEST_BACKEND=postgres .venv/bin/python -m pytest -q "${workers[@]}" \
+    "${on_postgres[@]}") \
+    || status=1
 exit "$status"
