@@ -111,7 +111,8 @@ async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(
     many, five_hundred = await _statements(http, counter, 500)
     assert (five, five_hundred) == (5, 500)
     assert few == many, counter.statements
-    assert many <= 8, counter.statements  # the page, the count, one per loader, and (PostgreSQL) plans for them
+    # the page, the count, one per loader, and (PostgreSQL) plans for them
+    assert many <= 8, counter.statements
 
 
 async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -> None:  # type: ignore[no-untyped-def]
