@@ -12,6 +12,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -40,6 +41,7 @@ from a2a_inbound import (
     sse_events,
     work,
 )
+from google.protobuf.timestamp_pb2 import Timestamp
 from live import Cast
 from receiver import Receiver
 from server import module_database, start
@@ -211,6 +213,8 @@ async def _pages(cast: Cast, client: Client) -> None:
     for n in range(3):
         [r] = [x async for x in client.send_message(_send(f"task {n}", context_id=project))]
         made.append(r.task.id)
+    since = Timestamp()
+    since.FromDatetime(datetime.now(UTC))
     cancelled = await client.cancel_task(CancelTaskRequest(id=made[0]))
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
     page = await client.list_tasks(ListTasksRequest(context_id=project, page_size=2))
@@ -222,7 +226,28 @@ async def _pages(cast: Cast, client: Client) -> None:
     submitted = await client.list_tasks(
         ListTasksRequest(context_id=project, status=TaskState.TASK_STATE_SUBMITTED)
     )
-    assert [t.id for t in submitted.tasks] == made[1:]
+    assert [t.id for t in submitted.tasks] == made[1:] and submitted.total_size == 2
+    first = await client.list_tasks(
+        ListTasksRequest(context_id=project, status=TaskState.TASK_STATE_SUBMITTED, page_size=1)
+    )
+    assert [t.id for t in first.tasks] == made[1:2] and first.total_size == 2
+    second = await client.list_tasks(
+        ListTasksRequest(
+            context_id=project,
+            status=TaskState.TASK_STATE_SUBMITTED,
+            page_size=1,
+            page_token=first.next_page_token,
+        )
+    )
+    assert [t.id for t in second.tasks] == made[2:] and not second.next_page_token
+    recent = await client.list_tasks(
+        ListTasksRequest(context_id=project, status_timestamp_after=since)
+    )
+    assert [t.id for t in recent.tasks] == made[:1] and recent.total_size == 1
+    none = await client.list_tasks(
+        ListTasksRequest(context_id=project, status=TaskState.TASK_STATE_WORKING)
+    )
+    assert (list(none.tasks), none.total_size, none.next_page_token) == ([], 0, "")
 
 
 def test_another_owners_caller_waits_on_the_gate_and_sees_only_its_own(cast: Cast) -> None:

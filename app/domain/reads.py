@@ -12,13 +12,17 @@ Item = TypeVar("Item")
 
 @dataclass(frozen=True)
 class TaskFilters:
-    """Each field given narrows the tasks to those with that value."""
+    """Each field given narrows the tasks: the first five to those with that value;
+    `state_in` to those in any of its (state, waiting_on) pairs (a waiting_on of None takes
+    any); `updated_after` to those updated after that RFC 3339 time (A2A's ListTasks)."""
 
     project: str | None = None
     state: str | None = None
     assignee: str | None = None
     requester: str | None = None
     parent_task_id: str | None = None
+    state_in: tuple[tuple[str, str | None], ...] | None = None
+    updated_after: str | None = None
 
 
 @dataclass(frozen=True)

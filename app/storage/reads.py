@@ -22,10 +22,13 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    and_,
     any_,
+    false,
     func,
     literal,
     literal_column,
+    or_,
     select,
     union_all,
 )
@@ -55,11 +58,21 @@ def _among(tx: Tx, column: ColumnElement[str], ids: Sequence[str]) -> ColumnElem
 
 
 def _task_filters(filters: TaskFilters) -> list[ColumnElement[bool]]:
-    return [
-        getattr(tasks.c, name) == value
-        for name, value in vars(filters).items()
-        if value is not None
-    ]
+    given = {name: value for name, value in vars(filters).items() if value is not None}
+    state_in = given.pop("state_in", None)
+    updated_after = given.pop("updated_after", None)
+    where = [getattr(tasks.c, name) == value for name, value in given.items()]
+    if state_in is not None:
+        where.append(or_(false(), *(_in_state(state, on) for state, on in state_in)))
+    if updated_after is not None:
+        where.append(tasks.c.updated_at > updated_after)  # RFC 3339 in UTC: ordered as text
+    return where
+
+
+def _in_state(state: str, waiting_on: str | None) -> ColumnElement[bool]:
+    if waiting_on is None:
+        return tasks.c.state == state
+    return and_(tasks.c.state == state, tasks.c.waiting_on == waiting_on)
 
 
 async def task_page(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC
 
 from a2a.types import ListTasksRequest, ListTasksResponse, TaskState
 from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE, MAX_LIST_TASKS_PAGE_SIZE
@@ -11,73 +10,43 @@ from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
 from app.a2a.inbound import tasks
 from app.a2a.inbound.call import Call
+from app.domain.clock import rfc3339
 from app.domain.reads import TaskFilters
-from app.domain.task import Task as PrickleTask
 from app.service import reads
 
 
 async def page(call: Call, params: ListTasksRequest) -> ListTasksResponse:
-    """A page of the agent's tasks the caller sees, by id after `pageToken`; A2A's status
-    and statusTimestampAfter filters are applied page by page, until the page is full."""
+    """A page of the agent's tasks the caller sees, by id after `pageToken`, with A2A's
+    contextId, status and statusTimestampAfter filters applied in SQL; `totalSize` counts
+    every task they take."""
     size = params.page_size or DEFAULT_LIST_TASKS_PAGE_SIZE
     if not 1 <= size <= MAX_LIST_TASKS_PAGE_SIZE:
         raise InvalidParamsError(message=f"pageSize must be 1 to {MAX_LIST_TASKS_PAGE_SIZE}")
     registered, erased = await reads.agent_standing(call.store, call.agent)
     if not registered or erased:
         raise TaskNotFoundError(message=f"no agent {call.agent[:80]!r} here")
-    filters = TaskFilters(project=params.context_id or None, assignee=call.agent)
-    wanted = _wanted(params)
-    found, after = await _matching(call, filters, wanted, size, params.page_token)
-    # counted in SQL without A2A's own filters; with them, not counted (0)
-    unfiltered = wanted is _any
-    total = await reads.count_tasks(call.store, call.caller, filters) if unfiltered else 0
-    shown = [tasks.a2a_task(t, call.caller) for t in found]
+    filters = _filters(call, params)
+    found = await reads.task_page(call.store, call.caller, filters, size, params.page_token or None)
+    total = await reads.count_tasks(call.store, call.caller, filters)
     return ListTasksResponse(
-        tasks=shown,
-        next_page_token=after or "",
+        tasks=[tasks.a2a_task(t, call.caller) for t in found.items],
+        next_page_token=found.items[-1].id if found.has_next else "",
         page_size=size,
         total_size=total,
     )
 
 
-async def _matching(
-    call: Call, filters: TaskFilters, wanted: Any, size: int, after: str | None
-) -> tuple[list[PrickleTask], str | None]:
-    """Up to `size` tasks that `wanted` takes, after the task `after`; and the page token
-    that goes on after them (None: nothing is left)."""
-    found: list[PrickleTask] = []
-    while True:
-        page = await reads.task_page(call.store, call.caller, filters, size, after or None)
-        for i, task in enumerate(page.items):
-            if wanted(task):
-                found.append(task)
-            if len(found) == size:
-                left = i < len(page.items) - 1 or page.has_next
-                return found, task.id if left else None
-        if not page.has_next:
-            return found, None
-        after = page.items[-1].id
-
-
-def _any(task: PrickleTask) -> bool:
-    return True
-
-
-def _wanted(params: ListTasksRequest) -> Any:
+def _filters(call: Call, params: ListTasksRequest) -> TaskFilters:
     state = params.status
-    since = (
-        params.status_timestamp_after.ToDatetime(tzinfo=UTC)
-        if params.HasField("status_timestamp_after")
-        else None
+    return TaskFilters(
+        project=params.context_id or None,
+        assignee=call.agent,
+        state_in=(
+            tasks.prickle_states(state) if state != TaskState.TASK_STATE_UNSPECIFIED else None
+        ),
+        updated_after=(
+            rfc3339(params.status_timestamp_after.ToDatetime(tzinfo=UTC))
+            if params.HasField("status_timestamp_after")
+            else None
+        ),
     )
-    if state == TaskState.TASK_STATE_UNSPECIFIED and since is None:
-        return _any
-
-    def wanted(task: PrickleTask) -> bool:
-        if state != TaskState.TASK_STATE_UNSPECIFIED and (
-            tasks.a2a_state(task.state, task.waiting_on) != state
-        ):
-            return False
-        return since is None or datetime.fromisoformat(task.updated_at) > since
-
-    return wanted

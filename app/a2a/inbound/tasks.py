@@ -49,6 +49,15 @@ WAITING: dict[str, TaskState] = {
 TERMINAL = frozenset({"completed", "rejected", "cancelled"})
 
 
+def prickle_states(wanted: TaskState) -> tuple[tuple[str, str | None], ...]:
+    """The (state, waiting_on) pairs `a2a_state` maps to `wanted` (a waiting_on of None:
+    any), for a filter (`TaskFilters.state_in`). WAITING names every waiting_on the
+    protocol has, so a `waiting` task is found by exactly one of them."""
+    plain = [(state, None) for state, shown in STATES.items() if shown == wanted]
+    waiting = [("waiting", on) for on, shown in WAITING.items() if shown == wanted]
+    return (*plain, *waiting)
+
+
 def a2a_state(state: str, waiting_on: str | None) -> TaskState:
     if state == "waiting":
         return WAITING.get(waiting_on or "", TaskState.TASK_STATE_INPUT_REQUIRED)

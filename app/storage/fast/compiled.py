@@ -201,6 +201,8 @@ async def task_page_json(
 ) -> Mapping[str, Any]:
     """The page of visible tasks matching the filters after `after`, as the JSON value of
     a TaskConnection with this selection (PostgreSQL only)."""
+    if filters.state_in is not None or filters.updated_after is not None:
+        raise ValueError("the compiled page takes the API's equality filters only")
     given = tuple(f for f in FILTERS if getattr(filters, f) is not None)
     params: dict[str, Any] = {f: getattr(filters, f) for f in given}
     params.update(who=principal.id, first=first, limit=first + 1)
