@@ -34,15 +34,21 @@ def ended_before(text: str) -> str:
 async def archive_events(store: Store, before: str, jsonl: Path | None) -> Archived:
     """Move the events of the tasks ended before `before` out of the log, in one transaction;
     with `jsonl`, into that file (a JSON object a line, the event's columns) and out of the
-    database. Refused (Conflict) while an enabled webhook has not read that far."""
+    database; the file is removed again when the events are not moved. Refused (Conflict)
+    while an enabled webhook, or with `jsonl` any webhook, has not read that far."""
     moment = ended_before(before)
     if jsonl is None:
         async with store.write() as tx:
             return await archive(tx, moment, rfc3339(now()), None)
-    with jsonl.open("xb") as out:
+    out = jsonl.open("xb")  # a new file: one already there is never touched
 
-        def write(rows: list[dict[str, Any]]) -> None:
-            out.writelines(orjson.dumps(row) + b"\n" for row in rows)
+    def write(rows: list[dict[str, Any]]) -> None:
+        out.writelines(orjson.dumps(row) + b"\n" for row in rows)
 
-        async with store.write() as tx:
-            return await archive(tx, moment, rfc3339(now()), write)
+    try:
+        with out:
+            async with store.write() as tx:
+                return await archive(tx, moment, rfc3339(now()), write)
+    except BaseException:  # refused, or not committed: the events stay in the log, alone
+        jsonl.unlink(missing_ok=True)
+        raise

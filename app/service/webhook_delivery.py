@@ -53,6 +53,7 @@ from app.domain.webhooks import (
 from app.events.stream import task_of
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
+from app.storage.archive import log_after
 from app.storage.outage import quietly
 from app.storage.store import Store
 from app.storage.tx import Tx
@@ -293,8 +294,8 @@ class Deliverer:
         version = self.members_version()
         async with self.store.read() as tx:
             head = await tx.events.last_seq()
-            read = await tx.events.after(
-                webhook.read_to, BATCH, task_id=webhook.filters.task_id, upto=head
+            read = await log_after(
+                tx, webhook.read_to, BATCH, task_id=webhook.filters.task_id, upto=head
             )
             current = {t.id: t for t in await tx.tasks.get_many(sorted({e.task_id for e in read}))}
             member_of = await _projects(tx, webhook)

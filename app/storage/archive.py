@@ -7,6 +7,9 @@ a subscription, a webhook) is served only after that seq (`archived_to`), and a 
 it is refused (`CursorArchived`) rather than read on with a gap; a task's own history reads
 both tables (app/storage/reads.py), whole. Archiving refuses to move past an enabled webhook
 that has not yet read the log so far: it would skip events the webhook has not delivered.
+A disabled one may lie behind; enabled again, it reads the archived events it had not
+delivered from `events_archive` (`log_after`). Archiving to a file (the events leave the
+database) refuses to move past any webhook, enabled or not, for that reason.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 
 from app.domain.errors import Conflict, CursorArchived
+from app.domain.events import Event
 from app.domain.table import table
+from app.storage import mapping
 from app.storage.repositories.events import events
 from app.storage.repositories.tasks import tasks
 from app.storage.repositories.webhooks import webhooks
@@ -51,8 +56,11 @@ async def served_after(tx: Tx, cursor: int | None) -> int | None:
 
 
 def _ended_before(ended_before: str) -> Any:
+    """The events of tasks ended before the moment, but the log's newest: SQLite numbers
+    an event after the newest seq in `events`, and a seq must never be given twice."""
     ended = tasks.c.state.in_(sorted(table().terminal)) & (tasks.c.updated_at < ended_before)
-    return events.c.task_id.in_(select(tasks.c.id).where(ended))
+    newest = select(func.max(events.c.seq)).scalar_subquery()
+    return events.c.task_id.in_(select(tasks.c.id).where(ended)) & (events.c.seq < newest)
 
 
 async def archive(
@@ -68,7 +76,7 @@ async def archive(
     before = await archived_to(tx)
     if count == 0:
         return Archived(0, before)
-    await _refuse_behind_webhooks(tx, highest)
+    await _refuse_behind_webhooks(tx, highest, disabled_too=write is not None)
     if write is None:
         await tx.conn.execute(
             insert(events_archive).from_select(list(events.c.keys()), select(events).where(moving))
@@ -91,15 +99,40 @@ async def archive(
     return Archived(count, oldest)
 
 
-async def _refuse_behind_webhooks(tx: Tx, highest: int) -> None:
-    behind = await tx.rows(
-        select(webhooks.c.id, webhooks.c.read_to)
-        .where(webhooks.c.enabled, webhooks.c.read_to < highest)
-        .order_by(webhooks.c.id)
+async def _refuse_behind_webhooks(tx: Tx, highest: int, disabled_too: bool) -> None:
+    """Conflict when a webhook would lose events it has not delivered: an enabled one behind
+    `highest`; with `disabled_too` (the events leave the database), a disabled one too."""
+    which = webhooks.c.read_to < highest
+    stmt = select(webhooks.c.id, webhooks.c.read_to).where(
+        which if disabled_too else webhooks.c.enabled & which
     )
+    behind = await tx.rows(stmt.order_by(webhooks.c.id))
     if behind:
         named = ", ".join(f"{r.id} (read to {r.read_to})" for r in behind[:10])
+        kind = "" if disabled_too else "enabled "
+        fix = "archive an earlier date, or let them catch up first"
+        if disabled_too:
+            fix += ", or delete those disabled, or archive to the table (they read it)"
         raise Conflict(
-            f"{len(behind)} enabled webhook(s) have not read the log up to {highest}, the last"
-            f" event to archive: {named}; archive an earlier date, or let them catch up first"
+            f"{len(behind)} {kind}webhook(s) have not read the log up to {highest}, the last"
+            f" event to archive: {named}; {fix}"
         )
+
+
+async def log_after(
+    tx: Tx, after: int, limit: int, task_id: str | None = None, upto: int | None = None
+) -> list[Event]:
+    """The log's events after `after`, as `tx.events.after` reads them; when `after` lies
+    before the archived events, with those of `events_archive` among them, in seq order (a
+    webhook enabled again behind the archive delivers what it had not)."""
+    live = await tx.events.after(after, limit, task_id=task_id, upto=upto)
+    if after >= await archived_to(tx):
+        return live
+    stmt = select(events_archive).where(events_archive.c.seq > after)
+    if upto is not None:
+        stmt = stmt.where(events_archive.c.seq <= upto)
+    if task_id is not None:
+        stmt = stmt.where(events_archive.c.task_id == task_id)
+    rows = await tx.rows(stmt.order_by(events_archive.c.seq).limit(limit))
+    archived = [mapping.event_from_row(r) for r in rows]
+    return sorted(live + archived, key=lambda e: e.seq)[:limit]

@@ -15,6 +15,7 @@ from app.a2a.outbound.settings import Settings
 from app.domain.errors import InvalidInput
 from app.domain.events import Event
 from app.domain.remote_agents import RemoteAgent
+from app.storage.archive import log_after
 from app.storage.store import Store
 from app.waiting import woken
 
@@ -80,7 +81,7 @@ class Agent:
                 return False
             async with self.store.read() as tx:
                 head = await tx.events.last_seq()
-                events = await tx.events.after(agent.read_to, BATCH, upto=head)
+                events = await log_after(tx, agent.read_to, BATCH, upto=head)  # archived too
             end = events[-1].seq if len(events) == BATCH else max(head, agent.read_to)
             if end <= agent.read_to:
                 return True
