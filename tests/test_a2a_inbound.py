@@ -44,7 +44,7 @@ from a2a_inbound import (
 from google.protobuf.timestamp_pb2 import Timestamp
 from live import Cast
 from receiver import Receiver
-from server import module_database, start
+from server import BACKEND, module_database, start
 
 
 @pytest.fixture(scope="module")
@@ -260,6 +260,16 @@ def test_another_owners_caller_waits_on_the_gate_and_sees_only_its_own(cast: Cas
     assert hidden.json()["error"]["code"] == -32001  # TaskNotFound, as if absent
 
 
+def test_text_the_database_cannot_hold_is_invalid_params_not_a_fault(cast: Cast) -> None:
+    for listed in [{"contextId": "a\u0000b"}, {"pageToken": "a\u0000b"}]:
+        answer = rpc(cast, "alice", "alice/coder", "ListTasks", listed).json()
+        if BACKEND == "postgres":  # PostgreSQL's text holds no U+0000
+            assert answer["error"]["code"] == -32602, answer
+            assert "U+0000" in answer["error"]["message"]
+        else:
+            assert answer["result"]["tasks"] == [], answer
+
+
 @pytest.mark.once
 def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     url = base(cast, "alice/coder")
@@ -270,6 +280,9 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     assert unknown.json()["error"]["code"] == -32601
     wrong = rpc(cast, "alice", "alice/coder", "GetTask", {"id": 5, "historyLength": "x"})
     assert wrong.json()["error"]["code"] == -32602
+    for listed in [{"status": 12345}, {"pageSize": 101}, {"statusTimestampAfter": "noon"}]:
+        refused = rpc(cast, "alice", "alice/coder", "ListTasks", listed).json()
+        assert refused["error"]["code"] == -32602, listed
     key = _id()
     first = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
     again = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})

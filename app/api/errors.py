@@ -54,9 +54,6 @@ _REQUEST_FAULTS = (
     CannotGetOperationTypeError,
     InvalidOperationTypeError,
 )
-# PostgreSQL's "character not in repertoire" (a NUL in text) and "untranslatable
-# character" (a \u0000 in jsonb): the value, not the server, is at fault.
-_UNHOLDABLE = frozenset({"22021", "22P05"})
 
 
 class RateLimited(ProtocolError):
@@ -145,8 +142,6 @@ def _client_error(error: GraphQLError) -> BaseException | None:
         # graphql-core's own refusals: of the document, the variables, or (during
         # execution, with a path) an argument, e.g. an explicit null for a non-null one
         return _request_refusal(error.message)
-    if getattr(getattr(original, "orig", None), "sqlstate", None) in _UNHOLDABLE:
-        return InvalidInput("a text value the database cannot hold (it contains U+0000)")
     return fault(original) if original is not None else None
 
 

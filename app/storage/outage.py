@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 from sqlalchemy import exc
 
-from app.domain.errors import Unavailable
+from app.domain.errors import InvalidInput, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,19 @@ def fault(
         return None
     unknown = write and committing and reason == UNREACHABLE and not _never_sent(error)
     return Unavailable(reason, "unknown" if unknown else "none", RETRY_AFTER)
+
+
+# PostgreSQL's "character not in repertoire" (a NUL in text) and "untranslatable
+# character" (a \u0000 in jsonb): the value, not the database, is at fault.
+_UNHOLDABLE = frozenset({"22021", "22P05"})
+
+
+def unholdable(error: BaseException) -> InvalidInput | None:
+    """The refusal of a value the database cannot hold, when `error` is that; else None."""
+    for found in _chain(error):
+        if getattr(found, "sqlstate", None) in _UNHOLDABLE:
+            return InvalidInput("a text value the database cannot hold (it contains U+0000)")
+    return None
 
 
 def _reason(error: BaseException) -> str | None:

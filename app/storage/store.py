@@ -36,7 +36,7 @@ from app.storage.engine import (
     is_sqlite_file,
 )
 from app.storage.fast.paths import FastPaths
-from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe
+from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe, unholdable
 from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.tx import Tx
 
@@ -112,11 +112,15 @@ class Store:
         return _Guarded(self, block)
 
     def _refuse(self, error: Exception, write: bool, committing: bool) -> None:
-        """Raise `Unavailable` when `error` is the database failing (told to `health`)."""
+        """Raise `Unavailable` when `error` is the database failing (told to `health`), and
+        `InvalidInput` when it is a value the database cannot hold."""
         refusal = fault(error, write, committing)
         if refusal is not None:
             self.health.failed(refusal, error)
             raise refusal from error
+        bad = unholdable(error)
+        if bad is not None:
+            raise bad from error
 
     @property
     def statements_engine(self) -> Engine:

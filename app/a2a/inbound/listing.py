@@ -38,6 +38,8 @@ async def page(call: Call, params: ListTasksRequest) -> ListTasksResponse:
 
 def _filters(call: Call, params: ListTasksRequest) -> TaskFilters:
     state = params.status
+    if state not in TaskState.values():  # a number no state has (an unknown name is unset)
+        raise InvalidParamsError(message=f"status {state} is no TaskState")
     return TaskFilters(
         project=params.context_id or None,
         assignee=call.agent,
