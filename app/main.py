@@ -23,7 +23,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import (
@@ -50,6 +50,7 @@ from app.api.ws import (
     authenticate_connection,
     close_every_connection,
 )
+from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.errors import InvalidInput, Unauthenticated, Unavailable
 from app.events.hub import Hub
 from app.observability import drain, metrics, tracing
@@ -61,7 +62,6 @@ from app.service.database import Store, migrate
 from app.service.scheduler import Scheduler
 from app.service.webhook_delivery import Deliverer, Settings
 
-MAX_BODY_BYTES = 1_000_000
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
 GC_THRESHOLDS = (50_000, 20, 100)
 SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL)
@@ -116,12 +116,9 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            declared = _declared_length(scope)
-            body: Receive | None = receive
-            if declared is None:  # chunked, or no length said: read it, counting
-                body = await _read_at_most(receive, MAX_BODY_BYTES)
-            if declared is False or body is None:
-                await _too_large()(scope, _nothing, send)
+            body = await bounded(scope, receive)
+            if body is None:
+                await _too_large()(scope, gone, send)
                 return
             receive = body
             response = await self._answer(Request(scope, receive))
@@ -164,45 +161,6 @@ def _too_large() -> JSONResponse:
     refusal = errors.QueryTooComplex(f"the request body is larger than {MAX_BODY_BYTES} bytes")
     body = errors.response_body(refusal)
     return JSONResponse(body, status_code=413, headers={"connection": "close"})
-
-
-def _declared_length(scope: Scope) -> bool | None:
-    """True when a Content-Length within the limit is declared, False when it is over the
-    limit or malformed, None when there is none (a chunked body)."""
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            return value.isdigit() and int(value) <= MAX_BODY_BYTES
-    return None
-
-
-async def _read_at_most(receive: Receive, limit: int) -> Receive | None:
-    """The body read up to `limit` bytes and handed on as one message; None when longer
-    (the rest is left unread, and the answer closes the connection)."""
-    chunks, size, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            return _nothing  # the client went away
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > limit:
-            return None
-        more = message.get("more_body", False)
-    whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-    handed = False
-
-    async def replay() -> Message:
-        nonlocal handed
-        if not handed:
-            handed = True
-            return whole
-        return await receive()
-
-    return replay
-
-
-async def _nothing() -> Message:
-    return {"type": "http.disconnect"}
 
 
 def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Starlette:

@@ -29,11 +29,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, Router
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.a2a.inbound.call import Call
 from app.a2a.inbound.card import agent_card
 from app.a2a.inbound.handler import Handler
+from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.errors import InvalidInput, ProtocolError, Unauthenticated
 from app.domain.principals import AGENT_ID
 from app.service import reads
@@ -41,7 +42,6 @@ from app.service.admin import agent_card_public
 from app.service.auth import authenticate, credential_for
 from app.service.erasure import principal_info
 
-MAX_BODY_BYTES = 1_000_000
 BASE = "/{owner}/{agent}"
 CARD = f"{BASE}/.well-known/agent-card.json"
 
@@ -74,10 +74,12 @@ def router() -> Router:
 
 def guarded(endpoint: Endpoint) -> Endpoint:
     async def guard(request: Request) -> Response:
-        bounded = await _bounded(request)
-        if bounded is None:
+        body = await bounded(request.scope, request.receive)
+        if body is None:
             return _refusal(413, -32600, f"the request body is larger than {MAX_BODY_BYTES} bytes")
-        request = bounded
+        if body is gone:
+            return Response(status_code=400)  # no one is left to read it
+        request = Request(request.scope, body)
         state = request.app.state
         try:
             credential = await credential_for(state.store, request.headers.get("authorization"))
@@ -157,38 +159,6 @@ def _refusal(
     client reads: the status says it)."""
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     return JSONResponse(body, status_code=status, headers=headers)
-
-
-async def _bounded(request: Request) -> Request | None:
-    """The request with its body read, if it is at most MAX_BODY_BYTES; None if longer."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-        return None
-    chunks, size, more = [], 0, True
-    while more:
-        message = await request.receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > MAX_BODY_BYTES:
-            return None
-        more = message.get("more_body", False)
-    whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-    return Request(request.scope, _replaying(whole, request.receive))
-
-
-def _replaying(whole: Message, receive: Receive) -> Receive:
-    handed = False
-
-    async def replay() -> Message:
-        nonlocal handed
-        if not handed:
-            handed = True
-            return whole
-        return await receive()
-
-    return replay
 
 
 class Served:
