@@ -13,6 +13,12 @@ from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
 from app.domain.table import TableError, table
 from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
+from app.storage.pooling import (
+    CONNECTIONS_VARIABLE,
+    DIRECT_URL_VARIABLE,
+    POOLED_VARIABLE,
+    DatabaseSettingError,
+)
 from app.tuning import SettingError
 
 if TYPE_CHECKING:
@@ -28,6 +34,7 @@ T = TypeVar("T")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        _database_environment(args)
         return args.run(args) or 0
     except ProtocolError as error:
         from app.api import errors
@@ -40,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingError as error:  # a PRICKLE_* variable, read by whatever the command loads
         print(f"prickle: {error}", file=sys.stderr)
         return 2
+    except DatabaseSettingError as error:  # found at start: a pooler, a direct URL, a budget
+        print(f"prickle: {error}", file=sys.stderr)
+        return 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--database-url", default=None)
+    _database_options(serve)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--owner", default="admin", help="owner created on an empty database")
     serve.add_argument("--access-log", action="store_true", help="log a line per request")
@@ -81,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
         help="database connections each process keeps open; a query holds one for its "
         f"request, so N should cover the requests in flight (default: {DEFAULT_POOL_SIZE})",
     )
+    serve.add_argument(
+        "--database-connections",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="the most database connections each process holds in all: its pool (N less "
+        "LISTEN and the health probe) and no overflow (default: the pool size, as many again "
+        "in overflow, LISTEN and the probe)",
+    )
     serve.set_defaults(run=_serve)
     # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
     _operations_options(serve)
@@ -92,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
     migrate.add_argument("--database-url", default=None)
+    _database_options(migrate)
     migrate.set_defaults(run=_migrate)
 
     token = commands.add_parser("token", help="tokens").add_subparsers(
@@ -106,10 +127,12 @@ def _parser() -> argparse.ArgumentParser:
         "--expires-in", type=int, default=None, metavar="SECONDS", help="expire it after this"
     )
     create.add_argument("--database-url", default=None)
+    _database_options(create)
     create.set_defaults(run=_token_create)
     revoke = token.add_parser("revoke", help="revoke a token by its id, on every server at once")
     revoke.add_argument("id", metavar="ID")
     revoke.add_argument("--database-url", default=None)
+    _database_options(revoke)
     revoke.set_defaults(run=_token_revoke)
 
     erase = commands.add_parser(
@@ -119,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     whom.add_argument("--person", metavar="HANDLE")
     whom.add_argument("--agent", metavar="OWNER/NAME")
     erase.add_argument("--database-url", default=None)
+    _database_options(erase)
     erase.set_defaults(run=_erase)
 
     archive = (
@@ -133,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     archive.add_argument("--ended-before", required=True, metavar="DATE")
     archive.add_argument("--jsonl", metavar="FILE", help="into this new file, not a table")
     archive.add_argument("--database-url", default=None)
+    _database_options(archive)
     archive.set_defaults(run=_events_archive)
 
     docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
@@ -143,6 +168,34 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--output", default=None)
     schema.set_defaults(run=_schema)
     return parser
+
+
+def _database_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--database-pooled",
+        action="store_true",
+        help="the database URL is a transaction-mode pooler (PgBouncer, ...): settings per "
+        "transaction, unnamed statements, no LISTEN on it",
+    )
+    command.add_argument(
+        "--database-direct-url",
+        default=None,
+        metavar="URL",
+        help="a connection straight to PostgreSQL, for LISTEN and migrations (behind a "
+        "pooler; without it, other processes' events are polled for)",
+    )
+
+
+def _database_environment(args: argparse.Namespace) -> None:
+    """The database options where the store reads them (and a server's workers find them)."""
+    import os
+
+    if getattr(args, "database_pooled", False):
+        os.environ[POOLED_VARIABLE] = "1"
+    if getattr(args, "database_direct_url", None):
+        os.environ[DIRECT_URL_VARIABLE] = args.database_direct_url
+    if getattr(args, "database_connections", None):
+        os.environ[CONNECTIONS_VARIABLE] = str(args.database_connections)
 
 
 def _positive(value: str) -> int:
@@ -243,7 +296,8 @@ def _migrate(args: argparse.Namespace) -> int:
     async def run() -> None:
         store = Store(args.database_url)
         try:
-            await upgrade(store.engine)
+            await _checked(store)
+            await upgrade(store.direct_engine)
         finally:
             await store.close()
 
@@ -259,7 +313,7 @@ def _token_create(args: argparse.Namespace) -> int:
     principal = person(args.owner) if args.owner else agent(args.agent)
 
     async def run(store: Store) -> NewToken:
-        await upgrade(store.engine)
+        await upgrade(store.direct_engine)
         return await provision_token(store, principal, args.label, args.expires_in)
 
     made = _with_store(args.database_url, run)
@@ -273,7 +327,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> TokenInfo:
-        await upgrade(store.engine)
+        await upgrade(store.direct_engine)
         return await revoke_token(store, None, args.id)
 
     info = _with_store(args.database_url, run)
@@ -286,7 +340,7 @@ def _erase(args: argparse.Namespace) -> int:
     from app.storage.migrate import upgrade
 
     async def run(store: Store) -> Erasure:
-        await upgrade(store.engine)
+        await upgrade(store.direct_engine)
         if args.person:
             return await erase_person(store, None, args.person)
         return await erase_agent(store, None, args.agent)
@@ -309,7 +363,7 @@ def _events_archive(args: argparse.Namespace) -> int:
         return 2
 
     async def run(store: Store) -> Archived:
-        await upgrade(store.engine)
+        await upgrade(store.direct_engine)
         return await archive_events(store, args.ended_before, jsonl)
 
     done = _with_store(args.database_url, run)
@@ -329,11 +383,21 @@ def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
     async def running() -> T:
         store = Store(url)
         try:
+            await _checked(store)
             return await run(store)
         finally:
             await store.close()
 
     return asyncio.run(running())
+
+
+async def _checked(store: Store) -> None:
+    """PostgreSQL: the pooler and the direct URL as `serve` checks them."""
+    if not store.sqlite:
+        from app.storage.engine import startup_settings
+        from app.storage.pooling import check
+
+        await check(store.url, store.pooled, store.direct_url, startup_settings())
 
 
 def _docs(args: argparse.Namespace) -> int:

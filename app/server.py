@@ -23,8 +23,9 @@ from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTI
 from app.service import remote_agents
 from app.service.admin import provision_token
 from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
-from app.storage.engine import is_sqlite
+from app.storage.engine import is_sqlite, startup_settings
 from app.storage.migrate import upgrade
+from app.storage.pooling import check
 from app.storage.store import Store
 
 FACTORY = "app.main:app_from_environment"
@@ -128,7 +129,9 @@ async def _prepare(url: str, owner: str) -> str | None:
     On the plain path: the app's store checks the fast paths once logging is set up."""
     store = Store(url, fast=False)
     try:
-        await upgrade(store.engine)
+        if not store.sqlite:  # a session-mode pooler, a direct URL elsewhere: refused here
+            await check(store.url, store.pooled, store.direct_url, startup_settings())
+        await upgrade(store.direct_engine)
         async with store.read() as tx:
             empty = await tx.principals.count_persons() == 0
         return (await provision_token(store, person(owner))).token if empty else None

@@ -57,6 +57,8 @@ def describe(args: argparse.Namespace) -> str:
             continue
         if name == "database_url":
             value = masked(database_url(value))
+        elif name.startswith("database_") and name.endswith("_url") and value:
+            value = masked(value)
         name_in_environment = PREFIX + name.upper()
         shown = "" if value is None else str(value)
         if name_in_environment in os.environ:

@@ -184,6 +184,9 @@ def start(database_url: str, logs: Path, *args: str, env: dict[str, str] | None 
         database_url,
         *args,
     ]
+    if THROUGH_PGBOUNCER and not database_url.startswith("sqlite"):
+        # the same database through a private PgBouncer in transaction mode
+        command[7:8] = [_pgbouncer_url(database_url), "--database-pooled"]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
         environment = {**os.environ, **(env or {})}
         process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env=environment)
@@ -195,6 +198,29 @@ def start(database_url: str, logs: Path, *args: str, env: dict[str, str] | None 
         raise
     server.owner_token = owner_token_in((logs / "stdout").read_text())
     return server
+
+
+# PRICKLE_TEST_PGBOUNCER=1 (by hand, with PRICKLE_TEST_BACKEND=postgres): every server the
+# tests start serves through one private PgBouncer in transaction mode (tests/pgbouncer.py),
+# with --database-pooled; the tests' own connections still go straight to PostgreSQL.
+THROUGH_PGBOUNCER = os.environ.get("PRICKLE_TEST_PGBOUNCER", "") == "1"
+_bouncers: list[Any] = []
+
+
+def _pgbouncer_url(database_url: str) -> str:
+    if not _bouncers:
+        import atexit
+        from contextlib import ExitStack
+
+        from pgbouncer import private_pgbouncer
+
+        stack = ExitStack()
+        pg = make_url(database_url)
+        _bouncers.append(
+            stack.enter_context(private_pgbouncer(pg.port or 5432, pg_host=pg.host or "127.0.0.1"))
+        )
+        atexit.register(stack.close)
+    return str(_bouncers[0].url_of(database_url))
 
 
 def _wait_until_healthy(server: Server) -> None:

@@ -72,6 +72,12 @@ def in_transaction(adapter: Any) -> bool:
     return adapter._transaction is not None
 
 
+def begun(adapter: Any) -> bool:
+    """Whether the adapter has begun a transaction; False for a connection without that
+    attribute (another SQLAlchemy: the plain path)."""
+    return getattr(adapter, "_transaction", None) is not None
+
+
 async def begin(adapter: Any) -> None:
     """Begin a transaction on asyncpg, as the adapter does before its first statement."""
     await adapter._start_transaction()

@@ -21,6 +21,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlalchemy.engine import make_url
+
 from app.domain.errors import PrickleError
 from app.domain.events import Event
 from app.events.announcer import Announcer
@@ -36,6 +38,9 @@ from app.waiting import woken
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 0.25  # after a failed read of the log (the database away)
+# without LISTEN (behind a pooler, no direct URL): how often the log is read for other
+# processes' commits, revoked tokens and membership changes
+POLL_WITHOUT_LISTEN_SECONDS = 0.25
 
 BATCH = 1000
 
@@ -122,14 +127,28 @@ class Hub:
         self.store.member_listeners.append(self.memberships.changed)
         self._forget_back = self.store.health.on_back(self._database_back)
         if not self.store.sqlite:
-            self.listener = self._listener()
-            await self.listener.start()
             self.announcer.start()
+        if self.store.listen_url is not None:
+            self.listener = self._listener(self.store.listen_url)
+            await self.listener.start()
         else:
+            if not self.store.sqlite:
+                self._without_listen()
             self._revocations = asyncio.create_task(
                 self._poll_revocations(), name="prickle-revocations"
             )
         self._task = asyncio.create_task(self._tail(), name="prickle-event-hub")
+
+    def _without_listen(self) -> None:
+        """Behind a pooler with no direct URL: other processes' commits, revoked tokens and
+        membership changes are read from the database every POLL_WITHOUT_LISTEN_SECONDS."""
+        self.poll_seconds = min(self.poll_seconds, POLL_WITHOUT_LISTEN_SECONDS)
+        log.warning(
+            "LISTEN is unavailable (the database URL is a pooler and no "
+            "--database-direct-url is set): other processes' events, revoked tokens and "
+            "membership changes are read by polling the log every %.2fs",
+            self.poll_seconds,
+        )
 
     async def stop(self) -> None:
         if not self.store.sqlite:
@@ -188,6 +207,8 @@ class Hub:
         while True:
             if not await woken(self._wake, self.poll_seconds):
                 self._unsure = True
+                if self.listener is None and not self.store.sqlite:
+                    self.memberships.changed()  # another process's change goes unheard
             self._wake.clear()
             try:
                 if self.subscribers:
@@ -227,10 +248,10 @@ class Hub:
         if not self.subscribers:  # one may have come meanwhile: then its events are read
             self.head = max(self.head, self.committed)
 
-    def _listener(self) -> Listener:
+    def _listener(self, listen_url: str) -> Listener:
         """The LISTEN connection's: commits, revoked tokens and membership changes of other
         processes. Whatever it may have missed while away is asked for again."""
-        url = self.store.engine.url.set(drivername="postgresql")
+        url = make_url(listen_url).set(drivername="postgresql")
         channels = {
             NOTIFY_CHANNEL: self._notified,
             TOKENS_CHANNEL: self._tokens_notified,
@@ -270,8 +291,9 @@ class Hub:
                 log.exception("a revocation listener failed")
 
     async def _poll_revocations(self) -> None:
-        """SQLite: when the count of revoked tokens changes, some were revoked (perhaps by
-        `prickle token revoke`, which has no other way to tell this process)."""
+        """SQLite, and PostgreSQL without LISTEN: when the count of revoked tokens changes,
+        some were revoked (perhaps by `prickle token revoke`, which has no other way to tell
+        this process)."""
         seen: int | None = None
         while True:
             try:

@@ -20,6 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, QueuePool
 
 from app import tuning
+from app.compat import sqlalchemy as compat
+from app.storage.pooling import Budget, session_settings, unnamed
 
 DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -58,7 +60,22 @@ def _dumps(value: object) -> str:
     return orjson.dumps(value).decode()
 
 
-def create_engine(url: str) -> AsyncEngine:
+def statement_timeout_ms() -> int:
+    """PostgreSQL takes whole milliseconds, at least 1, at most 2^31 - 1 (24.8 days)."""
+    return min(max(round(tuning.DB_STATEMENT_TIMEOUT.value() * 1000), 1), 2**31 - 1)
+
+
+def startup_settings() -> dict[str, str]:
+    """What a direct connection sets at its start. No JIT: it starts by the planner's
+    estimates, and on a large table a statement that reads a few rows through an index can
+    be estimated dear enough to spend far longer compiling than running
+    (docs/operations.md, "At scale")."""
+    return {"statement_timeout": str(statement_timeout_ms()), "jit": "off"}
+
+
+def create_engine(url: str, pooled: bool = False, budget: Budget | None = None) -> AsyncEngine:
+    """`pooled`: the URL is a transaction-mode pooler (app/storage/pooling.py); `budget`:
+    the pool's size and overflow (by default the pool size and as many again)."""
     if is_sqlite(url):
         engine = create_async_engine(
             url,
@@ -68,23 +85,39 @@ def create_engine(url: str) -> AsyncEngine:
         )
         _tune_sqlite(engine.sync_engine)
         return engine
-    # PostgreSQL takes whole milliseconds, at least 1, at most 2^31 - 1 (24.8 days)
-    statement_ms = min(max(round(tuning.DB_STATEMENT_TIMEOUT.value() * 1000), 1), 2**31 - 1)
+    statement_ms = statement_timeout_ms()
+    connect_args: dict[str, Any] = {"server_settings": startup_settings()}
+    if pooled:  # no startup parameter a pooler refuses, no named statement: set per transaction
+        connect_args = {
+            "statement_cache_size": 0,
+            "prepared_statement_cache_size": 0,
+            "prepared_statement_name_func": unnamed,
+        }
     engine = create_async_engine(
         url,
         json_serializer=_dumps,
         json_deserializer=orjson.loads,
-        pool_size=pool_size(),
-        max_overflow=pool_size(),
+        pool_size=budget.pool if budget else pool_size(),
+        max_overflow=budget.overflow if budget else pool_size(),
         # neither waits for ever: past either, the request answers unavailable
         pool_timeout=tuning.DB_POOL_TIMEOUT.value(),
-        # No JIT: it starts by the planner's estimates, and on a large table a statement that
-        # reads a few rows through an index can be estimated dear enough to spend far longer
-        # compiling than running (docs/operations.md, "At scale").
-        connect_args={"server_settings": {"statement_timeout": str(statement_ms), "jit": "off"}},
+        connect_args=connect_args,
     )
     _ping_when_idle(engine.sync_engine)
+    if pooled:
+        _set_per_transaction(engine.sync_engine, session_settings(statement_ms))
     return engine
+
+
+def _set_per_transaction(engine: Engine, settings: str) -> None:
+    """Behind a pooler: each transaction begun through SQLAlchemy first sets what a direct
+    connection sets at its start (the fast paths set it where they begin, driver.py)."""
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        if compat.begun(conn.connection.dbapi_connection):  # the fast path's: set already
+            return
+        conn.exec_driver_sql(settings)
 
 
 class Pingable(Protocol):

@@ -23,6 +23,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcon
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import tuning
 from app.compat import sqlalchemy as compat
@@ -34,9 +35,20 @@ from app.storage.engine import (
     database_url,
     is_sqlite,
     is_sqlite_file,
+    pool_size,
+    statement_timeout_ms,
 )
 from app.storage.fast.paths import FastPaths
 from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe, unholdable
+from app.storage.pooling import (
+    Budget,
+    budget,
+    connect_arguments,
+    direct_url,
+    plain_dsn,
+    pooled,
+    session_settings,
+)
 from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.tx import Tx
 
@@ -49,7 +61,15 @@ class Store:
         They are taken only where SQLAlchemy has what they use (`compat.usable()`)."""
         self.url = database_url(url)
         self.sqlite = is_sqlite(self.url)
-        self.engine = create_engine(self.url)
+        # PostgreSQL behind a transaction-mode pooler (app/storage/pooling.py), and the
+        # connection straight to it for what holds a session (LISTEN, migrations)
+        self.pooled = pooled() and not self.sqlite
+        self.direct_url = direct_url() if not self.sqlite else None
+        self.budget: Budget | None = None  # PostgreSQL: the connections it may hold
+        if not self.sqlite:
+            self.budget = budget(pool_size(), self.listen_url is not None)
+        self.engine = create_engine(self.url, self.pooled, self.budget)
+        self._direct_engine: AsyncEngine | None = None
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None  # SQLite: one write at a time
         self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
@@ -65,7 +85,29 @@ class Store:
         self._probe_connection: Any = None  # PostgreSQL: the probe's asyncpg connection
         self.fast: FastPaths | None = None
         if _fast(fast):
-            self.fast = FastPaths(self.engine, self._blocking, self._write_lock, self._tx)
+            settings = session_settings(statement_timeout_ms()) if self.pooled else None
+            most = self.budget.pool if self.budget else pool_size()
+            self.fast = FastPaths(
+                self.engine, self._blocking, self._write_lock, self._tx, most, settings
+            )
+
+    @property
+    def listen_url(self) -> str | None:
+        """Where this process may LISTEN (PostgreSQL): the direct URL, else the database URL
+        unless it is a pooler; None: nowhere (the hub polls)."""
+        if self.sqlite:
+            return None
+        return self.direct_url or (None if self.pooled else self.url)
+
+    @property
+    def direct_engine(self) -> AsyncEngine:
+        """The engine for what holds a session (migrations): on the direct URL when there is
+        one, else the store's own (a migration is one transaction: a pooler serves it)."""
+        if self.direct_url is None:
+            return self.engine
+        if self._direct_engine is None:
+            self._direct_engine = create_engine(self.direct_url, budget=Budget(1, 0, 0))
+        return self._direct_engine
 
     @asynccontextmanager
     async def write(self, alone: bool = False) -> AsyncIterator[Tx]:
@@ -165,13 +207,13 @@ class Store:
 
         try:
             if self._probe_connection is None or self._probe_connection.is_closed():
-                dsn = self.engine.url.set(drivername="postgresql")
                 self._probe_connection = await asyncpg.connect(
-                    dsn.render_as_string(hide_password=False),
+                    plain_dsn(self.url),
                     timeout=PROBE_TIMEOUT,
                     server_settings={"application_name": "prickle-probe"},
+                    **connect_arguments(self.pooled),
                 )
-            await self._probe_connection.fetchval("SELECT 1")
+            await self._probe_connection.execute("SELECT 1")  # one message: no statement
         except BaseException:
             if self._probe_connection is not None:
                 self._probe_connection.terminate()
@@ -189,6 +231,8 @@ class Store:
         if self._blocking is not None:
             self._blocking.dispose()
         await self.engine.dispose()
+        if self._direct_engine is not None:
+            await self._direct_engine.dispose()
 
 
 class _Guarded(Generic[T]):

@@ -22,9 +22,12 @@ from app.storage.fast.direct import marked
 
 
 @asynccontextmanager
-async def on_driver(conn: AsyncConnection, transactional: bool) -> AsyncIterator[OnDriver]:
-    """`conn` driven on its adapter; not `transactional`, each statement commits by itself."""
-    on = OnDriver(conn, adapter_of(conn), transactional)
+async def on_driver(
+    conn: AsyncConnection, transactional: bool, settings: str | None = None
+) -> AsyncIterator[OnDriver]:
+    """`conn` driven on its adapter; not `transactional`, each statement commits by itself.
+    `settings`: what the transaction sets at its BEGIN (behind a pooler)."""
+    on = OnDriver(conn, adapter_of(conn), transactional, settings)
     ended = False
     try:
         yield on
@@ -54,12 +57,15 @@ class OnDriver:
     """An `AsyncConnection` behind the `await conn.execute(...)` that Tx uses, its marked
     statements sent straight to asyncpg."""
 
-    __slots__ = ("adapter", "conn", "transactional", "unsure", "written")
+    __slots__ = ("adapter", "conn", "settings", "transactional", "unsure", "written")
 
-    def __init__(self, conn: AsyncConnection, adapter: Any, transactional: bool) -> None:
+    def __init__(
+        self, conn: AsyncConnection, adapter: Any, transactional: bool, settings: str | None = None
+    ) -> None:
         self.conn = conn
         self.adapter = adapter
         self.transactional = transactional
+        self.settings = settings
         self.written = False  # not transactional: the block's one write has committed
         # a write committing by itself failed with its answer lost: it may have committed
         self.unsure = False
@@ -74,6 +80,8 @@ class OnDriver:
         if found is not None:
             if self.transactional and not compat.in_transaction(self.adapter):
                 await compat.begin(self.adapter)
+                if self.settings is not None:  # one message, no statement left behind
+                    await self.adapter.driver_connection.execute(self.settings)
             alone = not compat.in_transaction(self.adapter)
             try:
                 done = await found.run_on(self.adapter, self.conn.dialect, parameters)

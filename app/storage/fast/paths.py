@@ -37,7 +37,12 @@ class FastPaths:
         blocking: Engine | None,
         write_lock: asyncio.Lock | None,
         tx: Callable[[TxConnection], Tx],
+        most: int | None = None,
+        settings: str | None = None,
     ) -> None:
+        """`most`: connections kept between transactions (by default the pool's size);
+        `settings`: behind a pooler, what each transaction sets first (every block then a
+        transaction: a write never runs `alone`)."""
         self.engine = engine
         self.blocking = blocking  # a SQLite file's
         self.write_lock = write_lock
@@ -47,7 +52,8 @@ class FastPaths:
         if write_lock is not None and blocking is not None:
             self.grouped = Grouped(write_lock)
         self.writer: Connection | None = None  # SQLite file: the one connection that writes
-        self.kept = Kept(engine, pool_size())  # PostgreSQL: connections between uses
+        self.kept = Kept(engine, most or pool_size())  # PostgreSQL: connections between uses
+        self.settings = settings
 
     def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
         if self.write_lock is None:
@@ -107,7 +113,8 @@ class FastPaths:
                 async with conn.begin():  # listened to: every statement through SQLAlchemy
                     yield self.tx(conn)
                 return
-            async with on_driver(conn, transactional=not alone) as driven:
+            transactional = not alone or self.settings is not None
+            async with on_driver(conn, transactional, self.settings) as driven:
                 yield self.tx(driven)
 
     def _sqlite_writer(self) -> Connection:

@@ -1,0 +1,217 @@
+"""PostgreSQL behind a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor, ...), and the
+connections a process may hold.
+
+The server is told, not guessing, that its `--database-url` is a pooler: `--database-pooled`
+(PRICKLE_DATABASE_POOLED=1). Then:
+
+- no startup parameter but those every pooler passes on: `statement_timeout` and `jit` are set
+  per transaction (`set_config(..., true)`, as `SET LOCAL`), at its BEGIN;
+- statements are unnamed, with no statement cache (asyncpg's `statement_cache_size=0`, the
+  asyncpg dialect's `prepared_statement_cache_size=0`, unnamed prepared statements): asyncpg
+  sends an unnamed statement's Parse again with its Bind, so no statement outlives the
+  server connection it was parsed on;
+- every block is a transaction (no write committing by itself): its statements and
+  `SET LOCAL` stay on one server connection;
+- nothing is assumed of the session between transactions: no `LISTEN` on the pooler. The
+  session work (`LISTEN`, migrations) goes to `--database-direct-url`
+  (PRICKLE_DATABASE_DIRECT_URL), a connection straight to PostgreSQL; without it, the event
+  hub follows other processes by polling the log (app/events/hub.py) and says so once.
+
+At start (`check`) the server asks, and refuses in one line: a pooler that keeps a session
+per client (session mode, or PostgreSQL itself: two clients connected at once are never
+given the same backend), a direct URL on another database or server than the pooler's.
+`--database-connections` (PRICKLE_DATABASE_CONNECTIONS) is the most connections a process
+holds in all: its pool, its LISTEN connection and the health probe's (`Budget`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+POOLED_VARIABLE = "PRICKLE_DATABASE_POOLED"  # `prickle serve --database-pooled`
+DIRECT_URL_VARIABLE = "PRICKLE_DATABASE_DIRECT_URL"  # `--database-direct-url`
+CONNECTIONS_VARIABLE = "PRICKLE_DATABASE_CONNECTIONS"  # `--database-connections`
+_TRUE = frozenset({"1", "true", "yes", "on"})
+CHECK_SECONDS = 5.0  # how long a start-up question to the database may take
+
+
+class DatabaseSettingError(ValueError):
+    """A database setting that cannot work, found at start (said in one line)."""
+
+
+def pooled() -> bool:
+    """Whether the database URL is a transaction-mode pooler (PRICKLE_DATABASE_POOLED)."""
+    return os.environ.get(POOLED_VARIABLE, "").strip().lower() in _TRUE
+
+
+def direct_url() -> str | None:
+    """The session connection straight to PostgreSQL (PRICKLE_DATABASE_DIRECT_URL), if any."""
+    return os.environ.get(DIRECT_URL_VARIABLE, "").strip() or None
+
+
+def connections() -> int | None:
+    """The most connections a process holds in all (PRICKLE_DATABASE_CONNECTIONS), if set."""
+    value = os.environ.get(CONNECTIONS_VARIABLE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise DatabaseSettingError(
+            f"{CONNECTIONS_VARIABLE}: {value!r} is not a positive whole number"
+        )
+    return int(value)
+
+
+def plain_dsn(url: str) -> str:
+    """An asyncpg DSN from a server URL (postgresql+asyncpg://...)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def connect_arguments(pooled: bool) -> dict[str, Any]:
+    """asyncpg's arguments for a connection of its own (the probe's, the checks'): no
+    statement cache behind a pooler."""
+    return {"statement_cache_size": 0} if pooled else {}
+
+
+def session_settings(statement_ms: int) -> str:
+    """What a transaction behind a pooler sets first: what a direct connection sets at its
+    start (`SET LOCAL`, as one statement)."""
+    return (
+        f"SELECT set_config('statement_timeout', '{statement_ms}', true), "
+        "set_config('jit', 'off', true)"
+    )
+
+
+def unnamed() -> str:
+    """The asyncpg dialect's name for a prepared statement behind a pooler: none."""
+    return ""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How a process's connections are spent: the pool (queries, mutations, background
+    readers), the LISTEN connection (when there is one) and the health probe's."""
+
+    pool: int
+    overflow: int
+    listen: int
+    probe: int = 1
+
+    @property
+    def most(self) -> int:
+        return self.pool + self.overflow + self.listen + self.probe
+
+
+def budget(pool_size: int, listening: bool) -> Budget:
+    """With PRICKLE_DATABASE_CONNECTIONS = N: a pool of N less the LISTEN and probe
+    connections, no overflow (at least 1 in the pool: N must cover them). Without it: the
+    pool size, as many again in overflow, LISTEN and the probe."""
+    listen = 1 if listening else 0
+    most = connections()
+    if most is None:
+        return Budget(pool_size, pool_size, listen)
+    pool = most - listen - 1
+    if pool < 1:
+        raise DatabaseSettingError(
+            f"--database-connections {most} leaves no connection for requests: a process "
+            f"holds {listen + 1} besides its pool (the health probe"
+            f"{', LISTEN' if listen else ''}); give at least {listen + 2}"
+        )
+    return Budget(pool, 0, listen)
+
+
+async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, str]) -> None:
+    """Refuse, in one line (`DatabaseSettingError`), a pooler that keeps a session per client,
+    a pooler not said to be one (it refuses the `startup` parameters a direct connection
+    sends), and a direct URL on another database or server than the URL's."""
+    import asyncpg
+
+    arguments = connect_arguments(pooled)
+    if not pooled:
+        arguments["server_settings"] = startup
+    dsn = plain_dsn(url)
+    try:
+        first = await asyncpg.connect(dsn, timeout=CHECK_SECONDS, **arguments)
+    except (TimeoutError, OSError, asyncpg.PostgresError) as error:
+        if "unsupported startup parameter" in str(error):
+            raise DatabaseSettingError(
+                f"the database URL refused a startup parameter ({error}): it is a pooler; "
+                "add --database-pooled (PRICKLE_DATABASE_POOLED=1)"
+            ) from error
+        return  # unreachable: the server's own outage handling says so
+    try:
+        identity = await _identity(first)
+        if pooled:
+            await _transaction_pooled(dsn, first, arguments)
+        if direct is not None:
+            await _same_database(direct, identity)
+    finally:
+        await first.close()
+
+
+async def _identity(conn: Any) -> tuple[str, str, int]:
+    """The database and the server it is on: its name, the server's start time, its oid."""
+    row = await conn.fetchrow(
+        "SELECT current_database(), pg_postmaster_start_time()::text,"
+        " (SELECT oid FROM pg_database WHERE datname = current_database())::int"
+    )
+    return (row[0], row[1], row[2])
+
+
+async def _transaction_pooled(dsn: str, first: Any, arguments: dict[str, Any]) -> None:
+    """A transaction-mode pooler hands a client a backend only for a transaction: a second
+    client connected while the first idles gets the backend the first just used. PostgreSQL
+    itself, or a pooler in session mode, gives it another (or makes it wait)."""
+    import asyncpg
+
+    backends: set[int] = set()
+    second = await asyncpg.connect(dsn, timeout=CHECK_SECONDS, **arguments)
+    try:
+        for _ in range(3):
+            mine = await first.fetchval("SELECT pg_backend_pid()")
+            try:
+                theirs = await asyncio.wait_for(
+                    second.fetchval("SELECT pg_backend_pid()"), CHECK_SECONDS
+                )
+            except TimeoutError:
+                break  # a session-mode pooler with one server connection: it waits
+            if mine == theirs:
+                return
+            backends.update((mine, theirs))
+    finally:
+        second.terminate()
+    raise DatabaseSettingError(
+        f"--database-pooled: {make_url(dsn).render_as_string(hide_password=True)} keeps a "
+        "server connection per client (PostgreSQL itself, or a pooler in session mode): "
+        "put the pooler in transaction mode, or leave --database-pooled out"
+    )
+
+
+async def _same_database(direct: str, identity: tuple[str, str, int]) -> None:
+    import asyncpg
+
+    shown = make_url(direct).render_as_string(hide_password=True)
+    try:
+        conn = await asyncpg.connect(plain_dsn(direct), timeout=CHECK_SECONDS)
+    except (TimeoutError, OSError, asyncpg.PostgresError) as error:
+        raise DatabaseSettingError(
+            f"--database-direct-url {shown} does not answer: {error}"
+        ) from error
+    try:
+        theirs = await _identity(conn)
+    finally:
+        await conn.close()
+    if theirs[0] != identity[0]:
+        raise DatabaseSettingError(
+            f"--database-direct-url {shown} is database {theirs[0]!r}, not the database "
+            f"URL's {identity[0]!r}"
+        )
+    if theirs != identity:
+        raise DatabaseSettingError(
+            f"--database-direct-url {shown} is on another server than the database URL "
+            f"(started at {theirs[1]}, not {identity[1]})"
+        )
