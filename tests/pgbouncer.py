@@ -37,6 +37,20 @@ class Bouncer:
     port: int
     directory: Path
     process: subprocess.Popen[bytes]
+    command: list[str]
+    user: str | None
+
+    def stop(self) -> None:
+        """Stop it as a crash would end it: every client connection cut."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+    def start(self) -> None:
+        """Start it again on the same port."""
+        self.process = _spawn(self.command, self.user)
+        _wait_for_port(self.port, self.process)
 
     def url_of(self, url: str) -> str:
         """`url` (a database on the PostgreSQL behind) through PgBouncer."""
@@ -74,13 +88,12 @@ def private_pgbouncer(
         record = pwd.getpwnam(user)
         for path in (directory, *directory.iterdir()):
             os.chown(path, record.pw_uid, record.pw_gid)
-        command = ["runuser", "-u", user, "--", *command]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    bouncer = Bouncer(port, directory, process)
+    bouncer = Bouncer(port, directory, _spawn(command, user), command, user)
     try:
-        _wait_for_port(port, process)
+        _wait_for_port(port, bouncer.process)
         yield bouncer
     finally:
+        process = bouncer.process
         process.terminate()
         with suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
@@ -90,6 +103,21 @@ def private_pgbouncer(
         if process.stderr is not None:
             process.stderr.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _spawn(command: list[str], user: str | None) -> subprocess.Popen[bytes]:
+    """PgBouncer itself as the child (as `user`, when root), so that a signal reaches it."""
+    if user is None:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    record = pwd.getpwnam(user)
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        user=record.pw_uid,
+        group=record.pw_gid,
+        extra_groups=[],
+    )
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:

@@ -22,7 +22,7 @@ import pytest
 from factory import PACKET
 from pgbouncer import Bouncer, available, private_pgbouncer
 from processes import Subscription, event_log, seqs
-from server import PG_ADMIN, Server, connect, postgres_only, prickle, start
+from server import PG_ADMIN, Server, connect, document, postgres_only, prickle, start
 from sqlalchemy.engine import make_url
 
 pytestmark = [postgres_only, pytest.mark.postgres]
@@ -201,3 +201,111 @@ async def test_a_pooler_in_session_mode_or_postgresql_itself_is_refused_in_one_l
             prickle, "migrate", "--database-url", url, "--database-pooled"
         )
     assert "session mode" in _refused(result)
+
+
+async def test_a_process_holds_at_most_its_connection_budget_under_load(
+    pg_database_url: str, tmp_path: Path
+) -> None:
+    """`--database-connections 4`: a pool of 2 (no overflow), LISTEN and the probe; 32
+    queries at once all answer, and PostgreSQL never sees more than 4 of the server's."""
+    server = start(pg_database_url, tmp_path / "server", "--database-connections", "4")
+    seen: list[int] = []
+    stop = asyncio.Event()
+
+    async def sample() -> None:
+        conn = await connect(pg_database_url)
+        try:
+            while not stop.is_set():
+                seen.append(
+                    await conn.fetchval(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                )
+                await asyncio.sleep(0.01)
+        finally:
+            await conn.close()
+
+    def queries() -> list[dict[str, Any]]:
+        query = "{ tasks(first: 5) { edges { node { id } } } me { id } }"
+        with ThreadPoolExecutor(32) as pool:
+            return list(pool.map(lambda _: server.post(query), range(96)))
+
+    try:
+        sampler = asyncio.create_task(sample())
+        answers = await asyncio.to_thread(queries)
+        stop.set()
+        await sampler
+    finally:
+        server.stop()
+    assert all("errors" not in a for a in answers), [a for a in answers if "errors" in a][:1]
+    assert seen and max(seen) <= 4, max(seen)
+
+
+async def test_pgbouncer_restarted_under_load_answers_unavailable_loses_nothing_and_is_back(
+    pg_database_url: str, tmp_path: Path
+) -> None:
+    """A server behind a private PgBouncer (its LISTEN on the direct URL), moves made all
+    along: PgBouncer killed and started again. Each answer is a move or `unavailable`; moves
+    succeed again by themselves; a subscriber receives every logged event once, in order."""
+    if not available():
+        pytest.skip("pgbouncer is not installed")
+    port = make_url(PG_ADMIN).port or 5432
+    with private_pgbouncer(port, pool_size=5) as bouncer:
+        server = start(
+            bouncer.url_of(pg_database_url),
+            tmp_path / "server",
+            "--database-pooled",
+            "--database-direct-url",
+            pg_database_url,
+        )
+        try:
+            owner = server.owner_token
+            assert owner is not None
+            worker = server.register(owner, "worker")
+            variables = {
+                "input": {"project": "pooled", "assignee": "admin/worker", "packet": PACKET}
+            }
+            task_id = server.run_data("mutations/handoff", variables, owner)["handoff"]["id"]
+            server.run_data("mutations/accept_task", {"task_id": task_id}, worker)
+            watcher = _subscribe(server, owner)
+            codes: list[str] = []
+            state = {"now": "accepted"}
+
+            def move() -> None:
+                verb = NEXT[state["now"]]
+                body = {"query": document(f"mutations/{verb}"), "variables": {"task_id": task_id}}
+                answer = server.client.post(
+                    server.graphql_url, json=body, headers=server.headers(owner)
+                ).json()
+                if answer.get("errors"):
+                    codes.append(answer["errors"][0]["extensions"]["code"])
+                    if codes[-1] == "unavailable" and "unknown" in str(answer):
+                        # the move may have been made: read the task before the next one
+                        query = "query($id: ID!) { task(id: $id) { state } }"
+                        state["now"] = server.data(query, {"id": task_id}, owner)["task"]["state"]
+                    return
+                codes.append("ok")
+                state["now"] = answer["data"][verb]["state"]
+
+            try:
+                for _ in range(5):
+                    await asyncio.to_thread(move)
+                bouncer.stop()
+                for _ in range(3):  # while it is down
+                    await asyncio.to_thread(move)
+                bouncer.start()
+                before = codes.count("ok")
+                while codes.count("ok") < before + 5:  # back by itself
+                    await asyncio.to_thread(move)
+                    assert len(codes) < 200, codes[-10:]
+                log = await event_log(pg_database_url)
+                received = await asyncio.to_thread(watcher.wait_for, len(log))
+            finally:
+                watcher.close()
+            assert set(codes) <= {"ok", "unavailable"}, codes
+            assert "unavailable" in codes
+            assert seqs(received) == [e["seq"] for e in log]
+            assert "Traceback" not in server.output()
+        finally:
+            server.stop()

@@ -108,18 +108,18 @@ class Budget:
 
 def budget(pool_size: int, listening: bool) -> Budget:
     """With PRICKLE_DATABASE_CONNECTIONS = N: a pool of N less the LISTEN and probe
-    connections, no overflow (at least 1 in the pool: N must cover them). Without it: the
-    pool size, as many again in overflow, LISTEN and the probe."""
+    connections, no overflow (at least 2 in the pool: a query's read and a write it makes).
+    Without it: the pool size, as many again in overflow, LISTEN and the probe."""
     listen = 1 if listening else 0
     most = connections()
     if most is None:
         return Budget(pool_size, pool_size, listen)
     pool = most - listen - 1
-    if pool < 1:
+    if pool < 2:
         raise DatabaseSettingError(
-            f"--database-connections {most} leaves no connection for requests: a process "
-            f"holds {listen + 1} besides its pool (the health probe"
-            f"{', LISTEN' if listen else ''}); give at least {listen + 2}"
+            f"--database-connections {most} leaves too few connections for requests: a "
+            f"process holds {listen + 1} besides its pool (the health probe"
+            f"{', LISTEN' if listen else ''}) and its pool needs 2; give at least {listen + 3}"
         )
     return Budget(pool, 0, listen)
 

@@ -87,8 +87,9 @@ class Store:
         if _fast(fast):
             settings = session_settings(statement_timeout_ms()) if self.pooled else None
             most = self.budget.pool if self.budget else pool_size()
+            limit = self.budget.pool if self.budget and not self.budget.overflow else None
             self.fast = FastPaths(
-                self.engine, self._blocking, self._write_lock, self._tx, most, settings
+                self.engine, self._blocking, self._write_lock, self._tx, most, settings, limit
             )
 
     @property

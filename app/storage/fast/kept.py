@@ -6,10 +6,10 @@ machine, where the transaction's own statements cost the database a few hundred.
 keeps the connections its finished transactions leave (up to the pool's size), newest
 first, and hands them to the next ones.
 
-A kept connection is handed on only if its block ended cleanly with no transaction open;
-any other goes back to the pool, which resets or replaces it. One idle for a second or more
-is asked `SELECT 1`-like first (the adapter's own ping), as the pool's checkout does
-(app/storage/engine.py): a database restart then costs no request.
+A kept connection is handed on only if its block ended cleanly with no transaction open
+and nobody waits for the pool; any other goes back to the pool, which resets or replaces
+it. One idle for a second or more is asked `SELECT 1`-like first (the adapter's own ping),
+as the pool's checkout does (app/storage/engine.py): a database restart then costs no request.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Kept:
         self.engine = engine
         self.most = most
         self._idle: list[tuple[AsyncConnection, float]] = []  # newest last
+        self._waiting = 0  # transactions waiting for the pool to give a connection
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[AsyncConnection]:
@@ -39,7 +40,9 @@ class Kept:
             yield conn
             clean = True
         finally:
-            if clean and len(self._idle) < self.most and _reusable(conn):
+            # while others wait for the pool, a connection goes back to it: kept here, it
+            # would sit idle while they wait (a pool without overflow has no other)
+            if clean and not self._waiting and len(self._idle) < self.most and _reusable(conn):
                 self._idle.append((conn, time.monotonic()))
             else:
                 await conn.close()
@@ -58,7 +61,11 @@ class Kept:
                     await conn.close()
                 continue
             return conn
-        return await self.engine.connect()
+        self._waiting += 1
+        try:
+            return await self.engine.connect()
+        finally:
+            self._waiting -= 1
 
     async def close(self) -> None:
         idle, self._idle = self._idle, []

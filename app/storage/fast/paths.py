@@ -17,9 +17,10 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app import tuning
 from app.storage.engine import pool_size
 from app.storage.fast.driver import on_driver
 from app.storage.fast.grouped import Grouped
@@ -39,8 +40,10 @@ class FastPaths:
         tx: Callable[[TxConnection], Tx],
         most: int | None = None,
         settings: str | None = None,
+        limit: int | None = None,
     ) -> None:
         """`most`: connections kept between transactions (by default the pool's size);
+        `limit`: the most the pool opens, when it has no overflow (a connection budget);
         `settings`: behind a pooler, what each transaction sets first (every block then a
         transaction: a write never runs `alone`)."""
         self.engine = engine
@@ -53,6 +56,10 @@ class FastPaths:
             self.grouped = Grouped(write_lock)
         self.writer: Connection | None = None  # SQLite file: the one connection that writes
         self.kept = Kept(engine, most or pool_size())  # PostgreSQL: connections between uses
+        # PostgreSQL: queries' shared reads held at once, one fewer than the connections
+        self.shared_reads: asyncio.Semaphore | None = None
+        if not self.sqlite and blocking is None and limit is not None:
+            self.shared_reads = asyncio.Semaphore(max(1, limit - 1))
         self.settings = settings
 
     def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
@@ -85,7 +92,29 @@ class FastPaths:
         return shared.tx() if shared is not None else self._read()
 
     def reading(self) -> AbstractAsyncContextManager[None]:
-        return sharing(self, self._read)
+        return sharing(self, self._shared_read)
+
+    @asynccontextmanager
+    async def _shared_read(self) -> AsyncIterator[Tx]:
+        """A query's shared read, once fewer than all but one of the pool's connections are
+        held by other queries: a query may write while it holds its read (a token's minute of
+        use), and that write then always finds a connection. Without the bound, queries
+        holding every connection of a full pool would each wait for another for ever."""
+        if self.shared_reads is None:
+            async with self._read() as tx:
+                yield tx
+            return
+        try:  # as long as a wait for the pool may last, and answered the same
+            await asyncio.wait_for(self.shared_reads.acquire(), tuning.DB_POOL_TIMEOUT.value())
+        except TimeoutError:
+            raise exc.TimeoutError(
+                "every connection but one is held by a query's read; timed out waiting"
+            ) from None
+        try:
+            async with self._read() as tx:
+                yield tx
+        finally:
+            self.shared_reads.release()
 
     def _read(self) -> AbstractAsyncContextManager[Tx]:
         return self.transaction(write=False)
