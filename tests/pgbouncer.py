@@ -81,6 +81,8 @@ def private_pgbouncer(
         f"auth_type = trust\nauth_file = {directory}/users.txt\n"
         f"pool_mode = {pool_mode}\ndefault_pool_size = {pool_size}\n"
         "max_client_conn = 1000\nmax_db_connections = 0\n"
+        # a test's database is dropped after it: its idle server connections go soon
+        "server_idle_timeout = 5\n"
         f"logfile = {directory}/pgbouncer.log\n"
     )
     command = [PGBOUNCER, str(directory / "pgbouncer.ini")]

@@ -26,7 +26,6 @@ holds in all: its pool, its LISTEN connection and the health probe's (`Budget`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +37,7 @@ DIRECT_URL_VARIABLE = "PRICKLE_DATABASE_DIRECT_URL"  # `--database-direct-url`
 CONNECTIONS_VARIABLE = "PRICKLE_DATABASE_CONNECTIONS"  # `--database-connections`
 _TRUE = frozenset({"1", "true", "yes", "on"})
 CHECK_SECONDS = 5.0  # how long a start-up question to the database may take
+ROUNDS = 10  # how many times the pooler's mode is asked
 
 
 class DatabaseSettingError(ValueError):
@@ -144,7 +144,10 @@ async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, s
             ) from error
         return  # unreachable: the server's own outage handling says so
     try:
-        identity = await _identity(first)
+        try:
+            identity = await _identity(first)
+        except (TimeoutError, asyncpg.PostgresError, OSError):
+            return  # connected but not answered: the server's outage handling says so
         if pooled:
             await _transaction_pooled(dsn, first, arguments)
         if direct is not None:
@@ -157,31 +160,33 @@ async def _identity(conn: Any) -> tuple[str, str, int]:
     """The database and the server it is on: its name, the server's start time, its oid."""
     row = await conn.fetchrow(
         "SELECT current_database(), pg_postmaster_start_time()::text,"
-        " (SELECT oid FROM pg_database WHERE datname = current_database())::int"
+        " (SELECT oid FROM pg_database WHERE datname = current_database())::int",
+        timeout=CHECK_SECONDS,
     )
     return (row[0], row[1], row[2])
 
 
 async def _transaction_pooled(dsn: str, first: Any, arguments: dict[str, Any]) -> None:
-    """A transaction-mode pooler hands a client a backend only for a transaction: a second
-    client connected while the first idles gets the backend the first just used. PostgreSQL
-    itself, or a pooler in session mode, gives it another (or makes it wait)."""
+    """A transaction-mode pooler binds a client to a backend only for a transaction: on a
+    quiet pooler a second client connected while the first idles gets the backend the first
+    just used; on a busy one the first's own statements land on different backends.
+    PostgreSQL itself, or a pooler in session mode, does neither (or makes the second
+    wait). Asked up to `ROUNDS` times."""
     import asyncpg
 
-    backends: set[int] = set()
     second = await asyncpg.connect(dsn, timeout=CHECK_SECONDS, **arguments)
     try:
-        for _ in range(3):
-            mine = await first.fetchval("SELECT pg_backend_pid()")
+        mine = await first.fetchval("SELECT pg_backend_pid()", timeout=CHECK_SECONDS)
+        for _ in range(ROUNDS):
             try:
-                theirs = await asyncio.wait_for(
-                    second.fetchval("SELECT pg_backend_pid()"), CHECK_SECONDS
-                )
+                theirs = await second.fetchval("SELECT pg_backend_pid()", timeout=CHECK_SECONDS)
             except TimeoutError:
-                break  # a session-mode pooler with one server connection: it waits
-            if mine == theirs:
+                break  # a session-mode pooler with every server connection taken: it waits
+            again = await first.fetchval("SELECT pg_backend_pid()", timeout=CHECK_SECONDS)
+            if theirs == mine or again != mine:
                 return
-            backends.update((mine, theirs))
+    except (TimeoutError, asyncpg.PostgresError, OSError):
+        return  # the database does not answer: the server's outage handling says so
     finally:
         second.terminate()
     raise DatabaseSettingError(
@@ -203,8 +208,12 @@ async def _same_database(direct: str, identity: tuple[str, str, int]) -> None:
         ) from error
     try:
         theirs = await _identity(conn)
+    except (TimeoutError, asyncpg.PostgresError, OSError) as error:
+        raise DatabaseSettingError(
+            f"--database-direct-url {shown} does not answer: {error or 'timed out'}"
+        ) from error
     finally:
-        await conn.close()
+        conn.terminate()
     if theirs[0] != identity[0]:
         raise DatabaseSettingError(
             f"--database-direct-url {shown} is database {theirs[0]!r}, not the database "
