@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -123,6 +124,13 @@ async def test_two_servers_behind_pgbouncer_without_the_direct_url_poll_for_each
         for server in servers:  # said once, at start
             assert server.output().count(LISTEN_UNAVAILABLE) == 1, server.output()
         assert "prickle-listen" not in await _applications(pg_database_url)
+        # a token revoked through one is refused by the other once its poll has run
+        first, second = servers
+        owner = first.owner_token or second.owner_token
+        made = first.run_data("mutations/create_token", {}, owner)["create_token"]
+        assert second.data("{ me { id } }", token=made["token"])["me"]["id"] == "admin"
+        first.run_data("mutations/revoke_token", {"id": made["token_info"]["id"]}, owner)
+        await asyncio.to_thread(_refused_within, second, made["token"], 5.0)
     finally:
         for server in servers:
             server.stop()
@@ -142,6 +150,13 @@ async def test_two_servers_behind_pgbouncer_listen_on_the_direct_url(
     finally:
         for server in servers:
             server.stop()
+
+
+def _refused_within(server: Server, token: str, most: float) -> None:
+    deadline = time.monotonic() + most
+    while not server.post("{ me { id } }", token=token).get("errors"):
+        assert time.monotonic() < deadline, "the other process still accepts the token"
+        time.sleep(0.02)
 
 
 async def _applications(url: str) -> list[str]:
