@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         f"request, so N should cover the requests in flight (default: {DEFAULT_POOL_SIZE})",
     )
     serve.set_defaults(run=_serve)
+    _frontend_options(serve)
     # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
     _operations_options(serve)
     config = commands.add_parser(
@@ -180,6 +181,34 @@ def _serve(args: argparse.Namespace) -> int:
         graceful_timeout=args.graceful_timeout,
         allow_private_webhooks=args.allow_private_webhooks,
         allow_private_agents=args.allow_private_agents,
+        cors_origins=args.cors_origins,
+        trusted_documents=args.trusted_documents,
+        trusted_documents_only=args.trusted_documents_only,
+    )
+
+
+def _frontend_options(serve: argparse.ArgumentParser) -> None:
+    """Frontends on other origins (docs/frontends.md): CORS and persisted documents."""
+    serve.add_argument(
+        "--cors-origins",
+        default="",
+        metavar="ORIGIN,...",
+        help="the other origins whose pages may call /graphql and /a2a: exact "
+        "(https://app.example.com) or subdomains (https://*.example.com), separated by "
+        "commas (default: none, the server's own origin only)",
+    )
+    serve.add_argument(
+        "--trusted-documents",
+        default=None,
+        metavar="FILE",
+        help="a manifest of persisted documents (JSON: sha256 hash -> document) requests may "
+        "name by documentId, doc_id or their APQ hash",
+    )
+    serve.add_argument(
+        "--trusted-documents-only",
+        action="store_true",
+        help="run only the documents of --trusted-documents (and of the server's own "
+        "manifest): any other document is refused",
     )
 
 
@@ -220,10 +249,12 @@ def _config(args: argparse.Namespace) -> int:
     from app import tuning
     from app.observability.logs import FORMATS
     from app.observability.settings import networks
+    from app.cors import Origins
     from app.settings import describe
 
     try:  # what `serve` would refuse, refused here too
         networks(args.metrics_from)
+        Origins.parse(args.cors_origins)
         tuning.check()
         if args.log_format not in (None, *FORMATS):
             raise ValueError(

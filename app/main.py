@@ -31,14 +31,15 @@ from strawberry.subscriptions import (
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
     GRAPHQL_WS_PROTOCOL,
 )
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
-from app import board, debug, graphiql, tuning, vendor
+from app import board, cors, debug, graphiql, tuning, vendor
 from app.a2a.inbound import mount as a2a
 from app.a2a.outbound.dispatcher import Dispatcher
 from app.a2a.outbound.settings import Settings as DispatchSettings
-from app.api import errors, sse
+from app.api import errors, media, sse
 from app.api import fast as fast_paths
 from app.api.context import Context, get_context
 from app.api.fast.delivery import DeliveringHandler
@@ -86,8 +87,29 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
-        request.state.retry_after = errors.unavailable_for(result.errors, result.data)
-        return await super().process_result(request, result)
+        retry_after = errors.unavailable_for(result.errors, result.data)
+        request.state.retry_after = retry_after
+        processed = await super().process_result(request, result)
+        if getattr(request.state, "media", None) == media.GRAPHQL_RESPONSE:
+            # GraphQL over HTTP (app/api/media.py): a request error has no `data`, and 400
+            if retry_after is None and media.before_execution(result.data, result.errors):
+                processed.pop("data", None)
+                request.state.status = 400
+            elif result.errors:
+                request.state.status = media.PARTIAL_SUCCESS
+        return processed
+
+    async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        """A mutation sent with GET: 405 with `Allow: POST` (GraphQL over HTTP), not 400."""
+        try:
+            return await super().execute_single(*args, **kwargs)
+        except HTTPException as refusal:
+            adapter = kwargs.get("request_adapter")
+            if isinstance(refusal.__cause__, InvalidOperationTypeError) and (
+                adapter is not None and adapter.method == "GET"
+            ):
+                raise HTTPException(405, refusal.reason) from refusal
+            raise
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """Our GraphiQL page, every library served from here (app/graphiql.py)."""
@@ -110,6 +132,12 @@ class GraphQLApp(GraphQL[Context, None]):
             raise HTTPException(400, "expected a JSON object")
         return parsed
 
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """Strawberry's check of a page on another origin: the origins of --cors-origins
+        (app/cors.py, which has refused the others before this)."""
+        origins: cors.Origins = request.app.state.cors_origins
+        return origins.allows(origin)
+
     async def on_ws_connect(self, context: Context) -> UnsetType:
         await authenticate_connection(context)
         return UnsetType()  # UNSET, typed: a plain connection_ack, with no payload
@@ -127,13 +155,23 @@ class GraphQLApp(GraphQL[Context, None]):
         await super().__call__(scope, receive, send)
 
     async def _answer(self, request: Request) -> Response:
-        """Strawberry's answer; a request it refuses gets a GraphQL error (invalid_input)
-        instead of plain text, with Strawberry's status."""
+        """Strawberry's answer, in the media type `Accept` asks for (app/api/media.py); a
+        request it refuses gets a GraphQL error (invalid_input) instead of plain text, with
+        Strawberry's status."""
+        chosen = None
+        if not sse.is_event_stream(request) and not _wants_the_page(request):
+            chosen = media.negotiate(request.headers.get("accept"))
+            if chosen is None:
+                return _not_acceptable()
+        request.state.media = chosen
         try:
             response = await self.run(request)
         except HTTPException as refusal:
             body = errors.response_body(InvalidInput(refusal.reason))
-            return JSONResponse(body, status_code=refusal.status_code)
+            if chosen == media.GRAPHQL_RESPONSE:
+                del body["data"]  # a request error: no data (GraphQL over HTTP)
+            headers = {"allow": "POST"} if refusal.status_code == 405 else None
+            return JSONResponse(body, status_code=refusal.status_code, headers=headers)
         except Unauthenticated as refusal:  # an event stream, refused before it opens
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
@@ -143,6 +181,9 @@ class GraphQLApp(GraphQL[Context, None]):
         if retry_after is not None and response.status_code == 200:
             response.status_code = 503
             response.headers["retry-after"] = str(math.ceil(retry_after))
+        elif chosen == media.GRAPHQL_RESPONSE and response.media_type == media.JSON:
+            response.headers["content-type"] = f"{media.GRAPHQL_RESPONSE}; charset=utf-8"
+            response.status_code = getattr(request.state, "status", response.status_code)
         return response
 
 
@@ -151,6 +192,20 @@ class FastGraphQLApp(GraphQLApp):
     stream on graphql-transport-ws (app/api/fast/delivery.py)."""
 
     graphql_transport_ws_handler_class = DeliveringHandler
+
+
+def _wants_the_page(request: Request) -> bool:
+    """A browser opening /graphql: GraphiQL's page, not a GraphQL response."""
+    return request.method == "GET" and "text/html" in request.headers.get("accept", "")
+
+
+def _not_acceptable() -> JSONResponse:
+    message = (
+        f"this endpoint answers {media.GRAPHQL_RESPONSE} or {media.JSON} (or"
+        " text/event-stream for a subscription); the request's Accept allows none of them"
+    )
+    body = {"errors": [{"message": message, "extensions": {"code": media.NOT_ACCEPTABLE}}]}
+    return JSONResponse(body, status_code=406)
 
 
 def _unavailable(body: dict[str, object], retry_after: float) -> JSONResponse:
@@ -163,9 +218,15 @@ def _too_large() -> JSONResponse:
     return JSONResponse(body, status_code=413, headers={"connection": "close"})
 
 
-def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Starlette:
+def create_app(
+    database_url: str | None = None,
+    rate: int = DEFAULT_RATE,
+    cors_origins: cors.Origins | None = None,
+) -> Starlette:
     """The app on `database_url`, limiting each principal to `rate` mutations a second
-    (a burst of twice that; 0: no limit)."""
+    (a burst of twice that; 0: no limit); pages of `cors_origins` may call it (app/cors.py;
+    None: the server's own origin only)."""
+    origins = cors_origins or cors.Origins()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -223,17 +284,20 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         *metrics.routes(),
         *drain.routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=_middleware())
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=_middleware(origins))
     app.state.rate_limit = rate_limit(rate)
+    app.state.cors_origins = origins
     return app
 
 
-def _middleware() -> list[Middleware]:
-    """The request id and log line outermost, then the refusal of WebSockets while draining."""
+def _middleware(origins: cors.Origins) -> list[Middleware]:
+    """The request id and log line outermost, then CORS (its refusals logged and carrying the
+    request id), then the refusal of WebSockets while draining."""
     access_log = os.environ.get(ACCESS_LOG) == "1"
     return [
         *tracing.asgi_middleware(),
         Middleware(RequestLog, access_log=access_log),
+        Middleware(cors.Cors, origins=origins),
         Middleware(drain.RefuseWhileDraining),
     ]
 
@@ -277,9 +341,11 @@ def _database(request: Request) -> str:
 
 def app_from_environment() -> Starlette:
     """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default), the
-    mutation rate limit from PRICKLE_RATE_LIMIT (or the default)."""
+    mutation rate limit from PRICKLE_RATE_LIMIT (or the default), the origins whose pages
+    may call it from PRICKLE_CORS_ORIGINS."""
     _collect_garbage_less_often()
-    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate())
+    origins = cors.Origins.parse(os.environ.get(cors.VARIABLE))
+    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate(), origins)
 
 
 def _collect_garbage_less_often() -> None:
