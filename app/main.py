@@ -39,7 +39,7 @@ from app import board, cors, debug, graphiql, tuning, vendor
 from app.a2a.inbound import mount as a2a
 from app.a2a.outbound.dispatcher import Dispatcher
 from app.a2a.outbound.settings import Settings as DispatchSettings
-from app.api import errors, media, sse
+from app.api import errors, media, persisted, sse
 from app.api import fast as fast_paths
 from app.api.context import Context, get_context
 from app.api.fast.delivery import DeliveringHandler
@@ -78,6 +78,7 @@ class GraphQLApp(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
     stream_transport_classes_by_protocol = sse.TRANSPORTS
+    documents = persisted.Documents()  # the app's, set by create_app
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         context = await get_context(request, response)
@@ -111,6 +112,14 @@ class GraphQLApp(GraphQL[Context, None]):
                 raise HTTPException(405, refusal.reason) from refusal
             raise
 
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL's page for a GET without a document: not for one that names its document
+        by an id (app/api/persisted.py)."""
+        named = ("documentId", "doc_id", "extensions")
+        return super().should_render_graphql_ide(request) and not any(
+            n in request.query_params for n in named
+        )
+
     async def render_graphql_ide(self, request: Request) -> Response:
         """Our GraphiQL page, every library served from here (app/graphiql.py)."""
         return graphiql.page()
@@ -125,6 +134,23 @@ class GraphQLApp(GraphQL[Context, None]):
         lone surrogates, NaN and numbers beyond a double, nesting deeper than 1024 (the
         standard library recursed until it crashed)."""
         return orjson.loads(data)
+
+    async def parse_http_body(self, request: Any) -> Any:
+        """The request, its document taken from its persisted id where it names one
+        (app/api/persisted.py); a refusal there is raised before anything runs."""
+        data = await super().parse_http_body(request)
+        documents: persisted.Documents = self.documents
+        if isinstance(data, list):
+            return data
+        document_id = None
+        if request.method == "GET":
+            document_id = persisted.ids_of(request.query_params)
+        elif documents.named_in(await request.get_body()):
+            parsed = self.parse_json(await request.get_body())
+            document_id = persisted.ids_of(parsed) if isinstance(parsed, dict) else None
+        if documents.only or document_id is not None or _persisted(data.extensions):
+            data.query = documents.resolve(data.query, data.extensions, document_id)
+        return data
 
     def parse_json(self, data: str | bytes) -> Any:
         parsed = super().parse_json(data)
@@ -172,6 +198,13 @@ class GraphQLApp(GraphQL[Context, None]):
                 del body["data"]  # a request error: no data (GraphQL over HTTP)
             headers = {"allow": "POST"} if refusal.status_code == 405 else None
             return JSONResponse(body, status_code=refusal.status_code, headers=headers)
+        except persisted.Refusal as refusal:  # a persisted document's, before anything ran
+            body = errors.response_body(refusal)
+            del body["data"]
+            # Apollo's convention (Apollo Server's, which its links follow): a hash it does
+            # not know yet is a 200 to a legacy client; every other refusal is a 400
+            found = isinstance(refusal, persisted.NotFound) and chosen == media.JSON
+            return JSONResponse(body, status_code=200 if found else 400)
         except Unauthenticated as refusal:  # an event stream, refused before it opens
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
@@ -192,6 +225,10 @@ class FastGraphQLApp(GraphQLApp):
     stream on graphql-transport-ws (app/api/fast/delivery.py)."""
 
     graphql_transport_ws_handler_class = DeliveringHandler
+
+
+def _persisted(extensions: object) -> bool:
+    return isinstance(extensions, dict) and "persistedQuery" in extensions
 
 
 def _wants_the_page(request: Request) -> bool:
@@ -222,10 +259,12 @@ def create_app(
     database_url: str | None = None,
     rate: int = DEFAULT_RATE,
     cors_origins: cors.Origins | None = None,
+    documents: persisted.Documents | None = None,
 ) -> Starlette:
     """The app on `database_url`, limiting each principal to `rate` mutations a second
     (a burst of twice that; 0: no limit); pages of `cors_origins` may call it (app/cors.py;
-    None: the server's own origin only)."""
+    None: the server's own origin only); `documents`: the persisted documents it knows, and
+    whether it runs only those (app/api/persisted.py)."""
     origins = cors_origins or cors.Origins()
 
     @asynccontextmanager
@@ -272,6 +311,7 @@ def create_app(
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
         subscription_protocols=SUBSCRIPTION_PROTOCOLS,
     )
+    graphql.documents = documents or persisted.Documents()
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
@@ -342,10 +382,12 @@ def _database(request: Request) -> str:
 def app_from_environment() -> Starlette:
     """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default), the
     mutation rate limit from PRICKLE_RATE_LIMIT (or the default), the origins whose pages
-    may call it from PRICKLE_CORS_ORIGINS."""
+    may call it from PRICKLE_CORS_ORIGINS, the persisted documents from
+    PRICKLE_TRUSTED_DOCUMENTS(_ONLY)."""
     _collect_garbage_less_often()
     origins = cors.Origins.parse(os.environ.get(cors.VARIABLE))
-    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate(), origins)
+    documents = persisted.Documents.from_environment()
+    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate(), origins, documents)
 
 
 def _collect_garbage_less_often() -> None:

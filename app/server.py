@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -17,6 +18,9 @@ import uvicorn
 from app import cors, tuning
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
+from app.api.persisted import FILE_VARIABLE as TRUSTED_VARIABLE
+from app.api.persisted import ONLY_VARIABLE as TRUSTED_ONLY_VARIABLE
+from app.api.persisted import load as load_manifest
 from app.domain.principals import person
 from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
@@ -62,6 +66,8 @@ def serve(
     try:
         rate = configured_rate(rate_limit)
         cors.Origins.parse(cors_origins)
+        if trusted_documents:
+            load_manifest(Path(trusted_documents))
         networks(metrics_from)
         tuning.check()
         if log_format not in (None, *FORMATS):
@@ -90,6 +96,10 @@ def serve(
     os.environ["PRICKLE_DATABASE_URL"] = url
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
     os.environ[cors.VARIABLE] = cors_origins
+    os.environ[TRUSTED_VARIABLE] = (
+        str(Path(trusted_documents).resolve()) if trusted_documents else ""
+    )
+    os.environ[TRUSTED_ONLY_VARIABLE] = "1" if trusted_documents_only else "0"
     if allow_private_webhooks:
         os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
     if allow_private_agents:

@@ -3,12 +3,18 @@ over HTTP's media types and status codes, and persisted documents (docs/frontend
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
+import json
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from server import Server, module_database, start
+from server import ROOT, Server, module_database, start
 
 LISTED = "http://127.0.0.1:5173"
 PATTERN = "https://*.example.com"
@@ -16,11 +22,29 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 SPEC_ACCEPT = f"{GRAPHQL_RESPONSE}, application/json;q=0.9"
 
 
+MINE = "query Mine { me { id kind } }"
+THEIRS = "query Theirs { me { id } }"  # a bare key in the manifest, as relay-compiler writes
+
+
+def sha256(document: str) -> str:
+    return hashlib.sha256(document.encode()).hexdigest()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server listing two origins, with a manifest of two trusted documents."""
     directory = tmp_path_factory.mktemp("frontends")
+    manifest = directory / "persisted.json"
+    manifest.write_text(json.dumps({f"sha256:{sha256(MINE)}": MINE, sha256(THEIRS): THEIRS}))
     with module_database(directory) as url:
-        served = start(url, directory / "logs", "--cors-origins", f"{LISTED}, {PATTERN}")
+        served = start(
+            url,
+            directory / "logs",
+            "--cors-origins",
+            f"{LISTED}, {PATTERN}",
+            "--trusted-documents",
+            str(manifest),
+        )
         try:
             yield served
         finally:
@@ -221,3 +245,203 @@ def test_an_accept_the_server_cannot_satisfy_is_406(server: Server) -> None:
         assert answer.status_code == 406, (accept, answer.text)
         assert answer.json()["errors"][0]["extensions"]["code"] == "not_acceptable"
     assert not server.post(mutation).get("errors")  # nothing ran
+
+
+# persisted documents
+
+
+def run(server: Server, body: dict[str, Any], accept: str = "application/json") -> httpx.Response:
+    return post(server, body, Accept=accept)
+
+
+def code_of(answer: httpx.Response) -> str:
+    return str(answer.json()["errors"][0]["extensions"]["code"])
+
+
+def test_a_trusted_document_is_named_by_document_id_doc_id_or_its_apq_hash(
+    server: Server,
+) -> None:
+    for body in (
+        {"documentId": f"sha256:{sha256(MINE)}"},
+        {"doc_id": sha256(MINE)},  # Relay's
+        {"doc_id": f"sha256:{sha256(THEIRS)}"},
+        {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": sha256(MINE)}}},
+        {"documentId": f"sha256:{sha256(MINE)}", "query": MINE},  # both, the same document
+    ):
+        answer = run(server, body)
+        assert answer.status_code == 200, (body, answer.text)
+        assert answer.json()["data"]["me"]["id"] == "admin", body
+    got = server.client.get(
+        server.graphql_url,
+        params={"documentId": f"sha256:{sha256(MINE)}"},
+        headers={**server.headers(), "Accept": SPEC_ACCEPT},
+    )
+    assert got.status_code == 200 and got.json()["data"]["me"]["kind"] == "person"
+
+
+def test_automatic_persisted_queries_register_a_document_then_take_its_hash(
+    server: Server,
+) -> None:
+    document = "query Apq { me { id } task_states { name } }"
+    hash_only = {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": sha256(document)}}}
+    unknown = run(server, hash_only)
+    assert unknown.status_code == 200  # Apollo's convention for a legacy client
+    error = unknown.json()["errors"][0]
+    assert error["message"] == "PersistedQueryNotFound"
+    assert error["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
+    assert "data" not in unknown.json()
+    assert run(server, hash_only, SPEC_ACCEPT).status_code == 400  # a request error
+    registered = run(server, {**hash_only, "query": document})
+    assert registered.json()["data"]["me"]["id"] == "admin"
+    again = run(server, hash_only)
+    assert again.status_code == 200 and again.json()["data"]["me"]["id"] == "admin"
+    by_get = server.client.get(  # GET: extensions as a JSON parameter
+        server.graphql_url,
+        params={"extensions": json.dumps(hash_only["extensions"])},
+        headers=server.headers(),
+    )
+    assert by_get.json()["data"]["me"]["id"] == "admin"
+
+
+def test_a_document_whose_hash_does_not_match_is_refused_and_nothing_runs(
+    server: Server,
+) -> None:
+    mutation = 'mutation { register_agent(name: "mismatched") { token } }'
+    other = sha256("query { me { id } }")
+    for body in (
+        {"query": mutation, "extensions": {"persistedQuery": {"version": 1, "sha256Hash": other}}},
+        {"query": mutation, "documentId": f"sha256:{sha256(MINE)}"},  # another document
+        {"query": mutation, "doc_id": other},
+    ):
+        for accept in ("application/json", SPEC_ACCEPT):
+            answer = run(server, body, accept)
+            assert answer.status_code == 400, answer.text
+            assert code_of(answer) == "persisted_document_mismatch"
+            assert "data" not in answer.json()
+    assert not server.post(mutation).get("errors")  # it had not run: registering works now
+
+
+def test_a_malformed_or_unknown_document_id_is_refused(server: Server) -> None:
+    for body, code in (
+        ({"documentId": "md5:0123"}, "persisted_document_invalid"),
+        ({"documentId": "sha256:not-hex"}, "persisted_document_invalid"),
+        ({"documentId": 42}, "persisted_document_invalid"),
+        ({"doc_id": "abc"}, "persisted_document_invalid"),
+        (
+            {"extensions": {"persistedQuery": {"version": 2, "sha256Hash": sha256(MINE)}}},
+            "persisted_document_invalid",
+        ),
+        ({"documentId": f"sha256:{'0' * 64}"}, "persisted_document_not_found"),
+        ({"doc_id": "f" * 64}, "persisted_document_not_found"),
+    ):
+        answer = run(server, body)
+        assert answer.status_code == 400, (body, answer.text)
+        assert code_of(answer) == code, body
+
+
+# --trusted-documents-only: the board and the Python client, which send their documents' text
+
+
+@pytest.fixture(scope="module")
+def trusted_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    directory = tmp_path_factory.mktemp("trusted")
+    with module_database(directory) as url:
+        served = start(url, directory / "logs", "--trusted-documents-only")
+        try:
+            yield served
+        finally:
+            served.stop()
+
+
+def board_document(name: str) -> str:
+    """The board's document of that operation name, as app/api/documents.json holds it."""
+    manifest = json.loads((ROOT / "app" / "api" / "documents.json").read_text())
+    return next(d for d in manifest.values() if d.startswith(f"query {name}("))
+
+
+def test_only_trusted_documents_run(trusted_only: Server) -> None:
+    mutation = 'mutation { register_agent(name: "untrusted") { token } }'
+    for body in (
+        {"query": mutation},
+        {"query": "{ me { id } }"},
+        {
+            "query": mutation,
+            "extensions": {"persistedQuery": {"version": 1, "sha256Hash": sha256(mutation)}},
+        },
+        {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": sha256(mutation)}}},
+        {"documentId": f"sha256:{sha256(mutation)}"},
+    ):
+        answer = run(trusted_only, body)
+        assert answer.status_code == 400, (body, answer.text)
+        assert code_of(answer) in ("trusted_documents_only", "persisted_document_not_found")
+    # the board's page query, sent as the board sends it (its text), runs
+    page = board_document("BoardPage")
+    answer = run(trusted_only, {"query": page, "variables": {"project": None, "after": None}})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["tasks"]["edges"] == []
+    by_id = run(trusted_only, {"documentId": f"sha256:{sha256(page)}"})
+    assert by_id.json()["data"]["tasks"]["total_count"] == 0
+
+
+async def test_the_python_client_works_in_trusted_only_mode(trusted_only: Server) -> None:
+    """A handoff, accepted, heard by the client's event stream, all through prickle_client."""
+    sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
+    try:
+        from prickle_client import AsyncClient
+    finally:
+        sys.path.remove(str(ROOT / "clients" / "python" / "src"))
+
+    url, token = trusted_only.graphql_url, trusted_only.owner_token or ""
+    async with AsyncClient(url, token) as owner:
+        planner = await owner.register_agent("planner")
+        coder = await owner.register_agent("coder")
+        async with (
+            AsyncClient(url, planner.token) as asking,
+            AsyncClient(url, coder.token) as working,
+        ):
+            packet = {
+                "task": "Trusted documents only",
+                "deliverable_type": "code",
+                "acceptance_criteria": ["the client's documents are all in the manifest"],
+            }
+            task = await asking.handoff("trusted", coder.agent_id, packet)
+            received: list[Any] = []
+            arrived = asyncio.Event()
+
+            async def follow() -> None:
+                async for event in working.events(task_id=task.id):
+                    received.append(event)
+                    arrived.set()
+
+            follower = asyncio.create_task(follow())
+            try:
+                async with asyncio.timeout(20):
+                    await arrived.wait()  # the snapshot: subscribed
+                    arrived.clear()
+                    accepted = await working.accept_task(task.id)
+                    assert accepted.state == "accepted"
+                    await arrived.wait()
+            finally:
+                follower.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await follower
+            first, seen = received[:2]
+            assert (first.kind, seen.verb) == ("snapshot", "accept_task")
+
+
+async def test_a_free_text_subscription_is_refused_in_trusted_only_mode(
+    trusted_only: Server,
+) -> None:
+    from live import opened
+
+    async with opened(trusted_only, trusted_only.owner_token) as ws:
+        await ws.subscribe(id="free", query="subscription { task_events { cursor } }")
+        refused = await ws.errors("free")
+        assert refused[0]["extensions"]["code"] == "trusted_documents_only"
+        board = next(
+            d
+            for d in json.loads((ROOT / "app" / "api" / "documents.json").read_text()).values()
+            if d.startswith("subscription BoardHead(")
+        )
+        await ws.subscribe({"task_id": "nope"}, id="board", query=board)
+        assert await ws.quiet(0.3) == []  # subscribed: no refusal, no event for no task

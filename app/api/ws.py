@@ -37,7 +37,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as LegacyErrorMessage
 
-from app.api import errors
+from app.api import errors, persisted
 from app.api.context import Context
 from app.domain.clock import now
 from app.domain.errors import Unauthenticated, Unavailable
@@ -187,6 +187,24 @@ def limit_error(limit: int) -> GraphQLFormattedError:
     )
 
 
+def persisted_refusal(view: Any, payload: Any) -> GraphQLFormattedError | None:
+    """A subscribe message's document taken from its persisted id, in place
+    (app/api/persisted.py), or the refusal to send instead of running it."""
+    documents: persisted.Documents | None = getattr(view, "documents", None)
+    if documents is None or not isinstance(payload, dict):
+        return None
+    extensions = payload.get("extensions")
+    document_id = persisted.ids_of(payload)
+    named = isinstance(extensions, dict) and "persistedQuery" in extensions
+    if not (documents.only or named or document_id is not None):
+        return None
+    try:
+        payload["query"] = documents.resolve(payload.get("query"), extensions, document_id)
+    except persisted.Refusal as refusal:
+        return errors.as_graphql(refusal)
+    return None
+
+
 class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Context, None]):
     """graphql-transport-ws with pings on idle connections, a clear limit error, and a
     close (4403) when the connection's token is revoked."""
@@ -214,6 +232,11 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
                 "payload": [limit_error(limit)],
             }
             await self.send_message(error)
+            return
+        if self.connection_acknowledged and (
+            refused := persisted_refusal(self.view, message.get("payload"))
+        ):
+            await self.send_message({"id": message["id"], "type": "error", "payload": [refused]})
             return
         await super().handle_subscribe(message)
 
@@ -282,5 +305,10 @@ class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
                 "payload": limit_error(limit),
             }
             await self.send_message(error)
+            return
+        if self.connection_acknowledged and (
+            refused := persisted_refusal(self.view, message.get("payload"))
+        ):
+            await self.send_message({"type": "error", "id": message["id"], "payload": refused})
             return
         await super().handle_start(message)
