@@ -9,7 +9,6 @@ import hashlib
 import json
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
