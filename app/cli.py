@@ -247,9 +247,9 @@ def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentPars
 
 def _config(args: argparse.Namespace) -> int:
     from app import tuning
+    from app.cors import Origins
     from app.observability.logs import FORMATS
     from app.observability.settings import networks
-    from app.cors import Origins
     from app.settings import describe
 
     try:  # what `serve` would refuse, refused here too

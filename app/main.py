@@ -26,12 +26,12 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
     GRAPHQL_WS_PROTOCOL,
 )
-from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
@@ -55,6 +55,7 @@ from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.errors import InvalidInput, Unauthenticated, Unavailable
 from app.events.hub import Hub
 from app.observability import drain, metrics, tracing
+from app.observability.context import current as current_request
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
 from app.observability.settings import ACCESS_LOG
@@ -148,8 +149,13 @@ class GraphQLApp(GraphQL[Context, None]):
         elif documents.named_in(await request.get_body()):
             parsed = self.parse_json(await request.get_body())
             document_id = persisted.ids_of(parsed) if isinstance(parsed, dict) else None
-        if documents.only or document_id is not None or _persisted(data.extensions):
+        named = document_id is not None or _persisted(data.extensions)
+        if documents.only or named:
+            sent = data.query is not None
             data.query = documents.resolve(data.query, data.extensions, document_id)
+            handled = current_request.get()
+            if named and handled is not None:  # the access log's `document`
+                handled.document = "sent_with_id" if sent else "by_id"
         return data
 
     def parse_json(self, data: str | bytes) -> Any:
@@ -199,6 +205,9 @@ class GraphQLApp(GraphQL[Context, None]):
             headers = {"allow": "POST"} if refusal.status_code == 405 else None
             return JSONResponse(body, status_code=refusal.status_code, headers=headers)
         except persisted.Refusal as refusal:  # a persisted document's, before anything ran
+            handled = current_request.get()
+            if handled is not None:  # the access log's `code`
+                handled.code = refusal.code
             body = errors.response_body(refusal)
             del body["data"]
             # Apollo's convention (Apollo Server's, which its links follow): a hash it does
