@@ -156,12 +156,12 @@ class Cors:
         if kind not in ("http", "websocket") or not _covered(scope["path"]):
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        origin = headers.get("origin")
-        if origin is None:
+        origin = _origin_of(scope)
+        if origin is None:  # not a browser's cross-origin call: nothing to add or refuse
             await self.app(scope, receive, send)
             return
         listed = self.origins.allows(origin)
+        headers = Headers(scope=scope)
         if kind == "websocket":
             if listed or same_origin(origin, headers.get("host")):
                 await self.app(scope, receive, send)
@@ -214,6 +214,13 @@ class Cors:
             (b"vary", b"Origin"),
         ]
         await _respond(send, 204, answer, None)
+
+
+def _origin_of(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"origin":
+            return str(value.decode("latin-1"))
+    return None
 
 
 def _covered(path: str) -> bool:
