@@ -6,8 +6,9 @@ they run under `--trusted-documents-only` (app/api/persisted.py, docs/frontends.
   (tests/server.py's `document`);
 - the Python client: each document its generated layer sends (clients/python/src/
   prickle_client/generated/client.py, its `gql("...")` strings);
-- the board (app/static/board/board.js, graph.js): each of its reads and subscriptions, the
-  `Q_*` and `S_*` constants, their `${...}` filled in from the file's other constants.
+- the board (app/static/board/board.js, graph.js): each of its reads, subscriptions and
+  mutations, the `Q_*`, `S_*` and `M_*` constants, their `${...}` filled in from the file's
+  other constants.
 
     python3 scripts/documents.py           # rewrite app/api/documents.json
     python3 scripts/documents.py --check   # exit 1 if it is not what would be written
@@ -84,7 +85,7 @@ def board_documents() -> list[str]:
         for name, literal in _CONSTANT.findall(path.read_text()):
             constants[name] = literal[1:-1] if literal[0] in '`"' else literal
         for name, value in constants.items():
-            if re.fullmatch(r"[QS]_[A-Z_]+", name):
+            if re.fullmatch(r"[QSM]_[A-Z_]+", name):
                 documents.append(_filled(value, constants))
     return documents
 

@@ -352,10 +352,10 @@ def trusted_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             served.stop()
 
 
-def board_document(name: str) -> str:
+def board_document(name: str, kind: str = "query") -> str:
     """The board's document of that operation name, as app/api/documents.json holds it."""
     manifest = json.loads((ROOT / "app" / "api" / "documents.json").read_text())
-    return next(d for d in manifest.values() if d.startswith(f"query {name}("))
+    return next(d for d in manifest.values() if d.startswith(f"{kind} {name}("))
 
 
 def test_only_trusted_documents_run(trusted_only: Server) -> None:
@@ -380,6 +380,10 @@ def test_only_trusted_documents_run(trusted_only: Server) -> None:
     assert answer.json()["data"]["tasks"]["edges"] == []
     by_id = run(trusted_only, {"documentId": f"sha256:{sha256(page)}"})
     assert by_id.json()["data"]["tasks"]["total_count"] == 0
+    # a board move, as its act form sends it (only the fields filled in)
+    move = board_document("Board_cancel_task", "mutation")
+    answer = run(trusted_only, {"query": move, "variables": {"task_id": "no-such-task"}})
+    assert code_of(answer) == "not_found", answer.text  # run, and refused by the service
 
 
 async def test_the_python_client_works_in_trusted_only_mode(trusted_only: Server) -> None:
