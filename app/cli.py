@@ -255,6 +255,10 @@ def _config(args: argparse.Namespace) -> int:
     try:  # what `serve` would refuse, refused here too
         networks(args.metrics_from)
         Origins.parse(args.cors_origins)
+        if args.trusted_documents:
+            from app.api.persisted import load
+
+            load(Path(args.trusted_documents))
         tuning.check()
         if args.log_format not in (None, *FORMATS):
             raise ValueError(

@@ -42,9 +42,10 @@ def test_a_manifest_that_cannot_be_used_stops_serve(tmp_path: Path) -> None:
     ):
         manifest = tmp_path / "manifest.json"
         manifest.write_text(content)
-        done = prickle("serve", "--database-url", url, "--trusted-documents", str(manifest))
-        assert done.returncode == 2, done.stdout
-        assert said in done.stderr, done.stderr
+        for command in (("serve", "--database-url", url), ("config",)):
+            done = prickle(*command, "--trusted-documents", str(manifest))
+            assert done.returncode == 2, done.stdout
+            assert said in done.stderr, done.stderr
     assert not (tmp_path / "p.db").exists()  # refused before the database
 
 
