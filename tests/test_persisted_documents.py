@@ -61,3 +61,14 @@ def test_the_registered_documents_are_bounded() -> None:
     }
     with pytest.raises(persisted.NotFound):
         documents.resolve(None, oldest, None)
+
+
+def test_the_registered_documents_are_bounded_in_size_too() -> None:
+    documents = persisted.Documents()
+    big = "query Big { me { id } }" + " " * 1_000_000
+    for n in range(6):
+        document = big + "#" * n
+        apq = {"persistedQuery": {"version": 1, "sha256Hash": persisted.sha256(document)}}
+        documents.resolve(document, apq, None)
+    assert documents.characters <= persisted.REGISTERED_CHARACTERS
+    assert len(documents.registered) == persisted.REGISTERED_CHARACTERS // len(big)

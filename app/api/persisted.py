@@ -7,8 +7,9 @@
   urql's links expect): the link sends it again with its document, which registers it
   once its hash is checked (a document whose sha256 is not the hash is refused
   `persisted_document_mismatch`, and nothing runs). Registered documents are kept in
-  each process, the most recently used `REGISTERED` of them (an LRU): a client whose hash
-  was forgotten, or that reaches another process, is asked again.
+  each process, the most recently used `REGISTERED` of them and `REGISTERED_CHARACTERS`
+  characters in all (an LRU; anyone may register, so it is bounded by size too): a client
+  whose hash was forgotten, or that reaches another process, is asked again.
 - Trusted documents: `--trusted-documents FILE`, a JSON object of sha256 hash → document,
   as relay-compiler's `persistConfig` (with `"algorithm": "SHA256"`) and GraphQL Code
   Generator's persisted documents write them; a key is `sha256:<hex>` or bare hex, and each
@@ -46,6 +47,7 @@ FILE_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS"
 ONLY_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS_ONLY"
 MANIFEST = Path(__file__).with_name("documents.json")  # the server's own (`prickle documents`)
 REGISTERED = 1000  # APQ documents kept per process (most recently used)
+REGISTERED_CHARACTERS = 4_000_000  # and at most so many characters of them in all
 _HEX = re.compile(r"[0-9a-f]{64}")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
@@ -116,6 +118,7 @@ class Documents:
     trusted: Mapping[str, str] = field(default_factory=dict)
     only: bool = False
     registered: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    characters: int = 0  # of the registered documents
 
     @classmethod
     def from_environment(cls) -> Documents:
@@ -174,10 +177,13 @@ class Documents:
         raise DocumentNotFound(f"no trusted document has the id sha256:{digest}")
 
     def _register(self, digest: str, document: str) -> None:
+        if digest in self.registered:
+            self.registered.move_to_end(digest)
+            return
         self.registered[digest] = document
-        self.registered.move_to_end(digest)
-        while len(self.registered) > REGISTERED:
-            self.registered.popitem(last=False)
+        self.characters += len(document)
+        while len(self.registered) > REGISTERED or self.characters > REGISTERED_CHARACTERS:
+            self.characters -= len(self.registered.popitem(last=False)[1])
 
 
 def _apq_hash(persisted: object) -> str:
