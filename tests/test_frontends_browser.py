@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 from factory import packet
 from server import Server, module_database, routed_task, start
-from test_board import CHROMIUM, CHROMIUM_ARGS
+from test_board import CHROMIUM, CHROMIUM_ARGS, wait_until
 
 pytestmark = pytest.mark.once  # the HTTP layer and a browser: the same on either backend
 
@@ -176,3 +177,40 @@ def test_another_origins_page_is_refused_and_nothing_runs(
     finally:
         context.close()
     assert not registered(server, "admin/refused")
+
+
+def test_the_board_loads_and_goes_live_under_trusted_documents_only(
+    tmp_path_factory: pytest.TempPathFactory, browser: Any
+) -> None:
+    """Every document the board sends as it loads (its page, states, inbox, the live
+    subscriptions) is in the server's manifest: app/api/documents.json."""
+    directory = tmp_path_factory.mktemp("trusted-board")
+    database = module_database(directory)
+    with ThreadPoolExecutor(1) as thread:  # its event loop apart from playwright's
+        url = thread.submit(database.__enter__).result()
+    server = start(url, directory / "logs", "--trusted-documents-only")
+    try:
+        coder = server.run_data("mutations/register_agent", {"name": "coder"})
+        handoff = {"project": "seen", "assignee": "admin/coder", "packet": packet()}
+        task = server.run_data("mutations/handoff", {"input": handoff})["handoff"]
+        context = browser.new_context()
+        tab = context.new_page()
+        problems: list[str] = []
+        tab.on("console", lambda m: m.type == "error" and problems.append(m.text))
+        try:
+            tab.goto(f"{server.base_url}/board?project=seen")
+            tab.fill("#token", server.owner_token)
+            tab.click("#token-form button[type=submit]")
+            until = "window.prickleBoard.size >= 1 && prickleBoard.status === 'live'"
+            wait_until(tab, until)
+            assert tab.evaluate("(id) => prickleBoard.stateOf(id)", task["id"]) == "routed"
+            accept = {"task_id": task["id"]}  # a move, heard live by the board
+            server.run_data("mutations/accept_task", accept, coder["register_agent"]["token"])
+            wait_until(tab, f"prickleBoard.stateOf('{task['id']}') === 'accepted'")
+        finally:
+            context.close()
+        assert not problems, problems
+    finally:
+        server.stop()
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(database.__exit__, None, None, None).result()
