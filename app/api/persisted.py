@@ -12,12 +12,12 @@
   whose hash was forgotten, or that reaches another process, is asked again.
 - Trusted documents: `--trusted-documents FILE`, a JSON object of sha256 hash → document,
   as relay-compiler's `persistConfig` (with `"algorithm": "SHA256"`) and GraphQL Code
-  Generator's persisted documents write them; a key is `sha256:<hex>` or bare hex, and each
-  document's sha256 must be its key (a file that breaks this stops `serve`). The server's
-  own documents (graphql/, the board's, the Python client's: `MANIFEST`, written by
-  `prickle documents`) are always known. A request names one by `documentId`
-  (`sha256:<hex>`, the GraphQL over HTTP specification's persisted-documents appendix),
-  `doc_id` (Relay's, bare hex or prefixed) or the APQ hash.
+  Generator's persisted documents (with `hashAlgorithm: "sha256"`) write them; a key is
+  `sha256:<hex>` or bare hex, and each document's sha256 must be its key (a file that
+  breaks this stops `serve`). The server's own documents (graphql/, the board's, the Python
+  client's: `MANIFEST`, written by scripts/documents.py) are always known. A request names
+  one by `documentId` (`sha256:<hex>`, the GraphQL over HTTP specification's
+  persisted-documents appendix), `doc_id` (Relay's, bare hex or prefixed) or the APQ hash.
 - `--trusted-documents-only`: a request runs only a document of those manifests: one named
   by its id, or sent in full when its text is exactly a manifest's document (so clients
   that send the text, like the board and the Python client, need no change). Any other
@@ -45,7 +45,7 @@ from app.domain.errors import ProtocolError
 
 FILE_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS"
 ONLY_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS_ONLY"
-MANIFEST = Path(__file__).with_name("documents.json")  # the server's own (`prickle documents`)
+MANIFEST = Path(__file__).with_name("documents.json")  # the server's own (scripts/documents.py)
 REGISTERED = 1000  # APQ documents kept per process (most recently used)
 REGISTERED_CHARACTERS = 4_000_000  # and at most so many characters of them in all
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -100,7 +100,8 @@ def load(path: Path) -> dict[str, str]:
         if not _HEX.fullmatch(digest) or not isinstance(document, str):
             raise ManifestError(
                 f"--trusted-documents {path}: {key[:80]!r} is not a sha256 hash (64 lowercase"
-                " hexadecimal digits, bare or after sha256:) of a document string"
+                " hexadecimal digits, bare or after sha256:) of a document string (GraphQL"
+                " Code Generator: persistedDocuments' hashAlgorithm must be sha256)"
             )
         if sha256(document) != digest:
             raise ManifestError(
