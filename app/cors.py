@@ -13,7 +13,8 @@ own origin only.
   Nothing behind the middleware runs for a preflight.
 - A listed origin's request is answered with `Access-Control-Allow-Origin: <origin>`,
   `Vary: Origin` and `Access-Control-Expose-Headers: X-Request-ID`; any other origin's gets
-  no CORS header (the browser keeps the answer from the page).
+  no CORS header (the browser keeps the answer from the page), only `Vary: Origin`, as
+  does a GET without `Origin` while origins are listed (a cache must key on it).
 - A WebSocket handshake to `/graphql` whose `Origin` is neither the server's own nor listed
   is refused before the upgrade (403); one without `Origin` (not a browser) is not
   concerned. A WebSocket carries no CORS header: the origin is checked here, and by
@@ -158,7 +159,10 @@ class Cors:
             return
         origin = _origin_of(scope)
         if origin is None:  # not a browser's cross-origin call: nothing to add or refuse
-            await self.app(scope, receive, send)
+            if self.origins and kind == "http" and scope["method"] == "GET":
+                await self.app(scope, receive, _varying(send))  # a cache keys on Origin
+            else:
+                await self.app(scope, receive, send)
             return
         listed = self.origins.allows(origin)
         headers = Headers(scope=scope)
@@ -173,7 +177,7 @@ class Cors:
             await self._preflight(origin, listed, headers, send)
             return
         if not listed:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, _varying(send) if self.origins else send)
             return
 
         async def send_allowed(message: Message) -> None:
@@ -214,6 +218,18 @@ class Cors:
             (b"vary", b"Origin"),
         ]
         await _respond(send, 204, answer, None)
+
+
+def _varying(send: Send) -> Send:
+    """`send` adding `Vary: Origin`: with origins listed, an answer depends on the request's
+    Origin, so a cache (a CDN keeping GET queries) must not serve one origin's to another."""
+
+    async def varying(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).add_vary_header("Origin")
+        await send(message)
+
+    return varying
 
 
 def _origin_of(scope: Scope) -> str | None:

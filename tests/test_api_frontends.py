@@ -106,8 +106,11 @@ def test_any_other_origin_gets_no_cors_header_and_its_preflight_is_refused(
         assert not any(h in answer.headers for h in CORS_HEADERS)
         plain = post(server, {"query": "{ __typename }"}, Origin=origin)
         assert not any(h in plain.headers for h in CORS_HEADERS), origin
+        assert "Origin" in plain.headers["vary"]  # a cache keys on Origin
     # the server's own pages and clients that send no Origin are not concerned
     assert not any(h in post(server, {"query": "{ __typename }"}).headers for h in CORS_HEADERS)
+    got = server.client.get(server.graphql_url, params={"query": "{ __typename }"})
+    assert "Origin" in got.headers["vary"] and "access-control-allow-origin" not in got.headers
 
 
 def test_a_preflight_for_a_method_or_header_not_allowed_is_refused(server: Server) -> None:
