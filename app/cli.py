@@ -135,8 +135,13 @@ def _parser() -> argparse.ArgumentParser:
     archive.add_argument("--database-url", default=None)
     archive.set_defaults(run=_events_archive)
 
-    docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
+    docs = commands.add_parser(
+        "docs", help="write docs/task-states.md and README.md's state diagram from the table"
+    )
     docs.add_argument("--output", default="docs/task-states.md")
+    docs.add_argument(
+        "--readme", default="README.md", help="whose diagram to refresh, if it exists"
+    )
     docs.set_defaults(run=_docs)
 
     schema = commands.add_parser("schema", help="print (or write) the GraphQL SDL")
@@ -337,10 +342,13 @@ def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
 
 
 def _docs(args: argparse.Namespace) -> int:
-    from app.docs import write_task_states
+    from app.docs import write_readme_diagram, write_task_states
 
     write_task_states(args.output)
     print(f"wrote {args.output}")
+    if Path(args.readme).exists():
+        write_readme_diagram(args.readme)
+        print(f"refreshed the state diagram in {args.readme}")
     return 0
 
 
