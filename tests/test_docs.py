@@ -77,6 +77,43 @@ def test_the_task_states_page_has_a_section_per_state_and_marks_the_final_ones()
         assert f"## `{name}` (final)\n" in text
 
 
+# the site
+
+
+def test_the_site_builds_strict_with_every_page_in_its_navigation(tmp_path: Path) -> None:
+    """A broken link or anchor, or a page of docs/ left out of mkdocs.yml's nav, fails."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    home = (site / "index.html").read_text()
+    assert "Your first task" in home and 'class="mermaid"' in home
+    assert 'href="api/"' in home  # README's links into docs/, as the site's own
+    reference = (site / "graphql-reference" / "index.html").read_text()
+    for name in ("handoff", "return_result", "TaskState", "EvidenceInput"):
+        assert f"<code>{name}</code>" in reference, name
+    assert (site / "search" / "search_index.json").exists()
+
+
+def test_the_graphql_reference_has_a_section_for_every_type_of_the_schema() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from graphql import build_schema
+    from graphql_reference import markdown
+
+    sdl = (ROOT / "schema.graphql").read_text()
+    page = markdown(sdl)
+    for name in build_schema(sdl).type_map:
+        if not name.startswith("__") and name not in ("String", "Int", "Float", "Boolean", "ID"):
+            assert f"\n## {name}\n" in page or f"\n### {name}\n" in page, name
+    assert "| `handoff` | [`Task`](#task)`!` |" in page
+
+
 # code blocks, run
 
 
