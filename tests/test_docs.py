@@ -190,11 +190,13 @@ def run(block: Block, server: Any, tmp_path: Path, env: dict[str, str] | None = 
 
 
 def test_the_readme_first_task_runs_as_written_on_a_new_database(
-    start_server: Any, tmp_path: Path
+    api_server: Any, tmp_path: Path
 ) -> None:
+    """The module's server, first used here: its database is new (the docs' blocks below use
+    it after, as the owner `admin`)."""
     block = first_task()
     assert block.language in RUNS and not block.fragment
-    server = start_server()
+    server = api_server
     out = run(block, server, tmp_path)
     task_id, state = out.splitlines()[0].split()
     assert state == "completed", out
