@@ -136,8 +136,20 @@ def _parser() -> argparse.ArgumentParser:
     archive.add_argument("--database-url", default=None)
     archive.set_defaults(run=_events_archive)
 
-    docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
+    demo = commands.add_parser(
+        "demo",
+        help="fill an empty database with a small project in every state, for the board",
+    )
+    demo.add_argument("--database-url", default=None)
+    demo.set_defaults(run=_demo)
+
+    docs = commands.add_parser(
+        "docs", help="write docs/task-states.md and README.md's state diagram from the table"
+    )
     docs.add_argument("--output", default="docs/task-states.md")
+    docs.add_argument(
+        "--readme", default="README.md", help="whose diagram to refresh, if it exists"
+    )
     docs.set_defaults(run=_docs)
 
     schema = commands.add_parser("schema", help="print (or write) the GraphQL SDL")
@@ -371,11 +383,50 @@ def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
     return asyncio.run(running())
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    from app.service.database import fault, migrate
+    from app.service.demo import Demo, fill
+
+    url = make_url(database_url(args.database_url))
+    shown = url.render_as_string(hide_password=True)
+    folder = Path(url.database or ".").parent
+    if url.get_backend_name() == "sqlite" and url.database and not folder.is_dir():
+        print(f"prickle: {shown}: the folder {folder} does not exist", file=sys.stderr)
+        return 2
+
+    async def run(store: Store) -> Demo:
+        try:
+            await migrate(store)
+            return await fill(store)
+        except Exception as error:  # a database away is one line (main), not a traceback
+            raise (fault(error) or error) from None
+
+    try:
+        made = _with_store(args.database_url, run)
+    except (OSError, DBAPIError) as error:  # no such database, no access to it, ...
+        cause = getattr(error, "orig", None) or error
+        print(f"prickle: {shown}: {str(cause).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(f"made {made.tasks} tasks in project {made.project} on {shown}")
+    print("serve this database (bash scripts/serve.sh, or prickle serve) and open")
+    print(f"  the board: http://127.0.0.1:8000/board?project={made.project}")
+    print("  GraphiQL:  http://127.0.0.1:8000/graphql")
+    print(f"{made.owner}'s token (the board asks for it once; GraphiQL: Authorization: Bearer):")
+    print(made.token)
+    return 0
+
+
 def _docs(args: argparse.Namespace) -> int:
-    from app.docs import write_task_states
+    from app.docs import write_readme_diagram, write_task_states
 
     write_task_states(args.output)
     print(f"wrote {args.output}")
+    if Path(args.readme).exists():
+        write_readme_diagram(args.readme)
+        print(f"refreshed the state diagram in {args.readme}")
     return 0
 
 
