@@ -88,9 +88,17 @@ def connections(outside: bool) -> st.SearchStrategy[str]:
     info = st.lists(
         st.sampled_from(["has_next_page", "end_cursor", "__typename"]), min_size=1, unique=True
     )
+    relay = st.lists(  # Relay's names (docs/frontends.md)
+        st.sampled_from(
+            ["hasNextPage", "hasPreviousPage", "startCursor", "endCursor", "has_next_page"]
+        ),
+        min_size=1,
+        unique=True,
+    )
     part = st.one_of(
         edge.map(lambda e: f"edges {{ {' '.join(e)} }}"),
         info.map(lambda i: f"page_info {{ {' '.join(i)} }}"),
+        relay.map(lambda i: f"pageInfo {{ {' '.join(i)} }}"),
         st.just("total_count"),
         st.just("__typename"),
     )
@@ -99,7 +107,7 @@ def connections(outside: bool) -> st.SearchStrategy[str]:
 
 
 def arguments(made: list[str], cast: Cast) -> st.SearchStrategy[str]:
-    first = st.sampled_from(["", "first: 0", "first: 2", "first: 500"])
+    first = st.sampled_from(["", "first: 0", "first: 2", "first: 500", "last: 2", "first: null"])
     after = st.sampled_from(["", f'after: "{made[2]}"', f'after: "{made[5]}"'])
     filters = st.sampled_from(
         [

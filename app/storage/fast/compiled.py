@@ -19,7 +19,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from sqlalchemy import TextClause, text
@@ -150,7 +150,7 @@ class _Builder:
                     f"(SELECT coalesce(json_agg({edge} ORDER BY t0.id), '[]'::json)"
                     " FROM (SELECT * FROM page ORDER BY id LIMIT :first) t0)"
                 )
-            return self.object(below, self.page_info)
+            return self.object(below, partial(self.page_info, after))
 
         return (
             f"WITH page AS (SELECT t0.* FROM tasks t0 WHERE {' AND '.join(where)}"
@@ -166,12 +166,15 @@ class _Builder:
         return self.task(below, "t0")
 
     @staticmethod
-    def page_info(name: str, below: Selection | None) -> str:
+    def page_info(after: bool, name: str, below: Selection | None) -> str:
         if name == "__typename":
             return "'PageInfo'"
-        if name == "has_next_page":
+        if name in ("hasNextPage", "has_next_page"):
             return "((SELECT count(*) FROM page) > :first)"
-        return "(SELECT max(id) FROM (SELECT id FROM page ORDER BY id LIMIT :first) e)"
+        if name == "hasPreviousPage":  # read forward: whether `after` was given
+            return "true" if after else "false"
+        least = "min" if name == "startCursor" else "max"
+        return f"(SELECT {least}(id) FROM (SELECT id FROM page ORDER BY id LIMIT :first) e)"
 
 
 _statements: OrderedDict[tuple[Any, ...], TextClause] = OrderedDict()
