@@ -12,7 +12,9 @@ as usual):
   `total_count` and `__typename`, with no fragment and no response key twice at a level;
 - the page is read forward (`first`, `after`); `last` or `before` runs as usual;
 - a node selects the Task's scalar fields, `__typename`, and `parent`, `children` and
-  `dependencies` with selections of the same kind, to any depth.
+  `dependencies` with selections of the same kind, to any depth; and its lists: `results`
+  (their scalar fields and `evidence`, `artifacts`, `verdicts`; not the actor and lineage
+  unions), `checkpoints` (with `checkpoint`) and `events` (not their `task`).
 
 The arguments (literals or variables) are checked as the resolver checks them; when one
 would be refused, when the caller is not authenticated, or on SQLite, the query runs as
@@ -37,7 +39,18 @@ from app.api.fast.sharing import SharingExecutor
 from app.api.queries import paging, task_id
 from app.domain.reads import TaskFilters
 from app.service.fast import compiled as service
-from app.service.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.service.fast.compiled import (
+    CHECKPOINT,
+    CHECKPOINT_BODY,
+    EVENT,
+    LISTS,
+    MAX_KEYS,
+    RELATIONS,
+    RESULT,
+    RESULT_LISTS,
+    SCALARS,
+    Selection,
+)
 
 CONNECTION = frozenset({"edges", "pageInfo", "page_info", "total_count", "__typename"})
 EDGE = frozenset({"cursor", "node", "__typename"})
@@ -52,7 +65,8 @@ PAGE_INFO = frozenset(
         "__typename",
     }
 )
-TASK = SCALARS | RELATIONS | {"__typename"}
+TASK = SCALARS | RELATIONS | LISTS | {"__typename"}
+TYPENAME = frozenset({"__typename"})
 
 
 class Refused(Exception):
@@ -93,7 +107,25 @@ def _selection(node: FieldNode, names: frozenset[str], below: dict[str, Any]) ->
 
 
 def _task(node: FieldNode) -> Selection:
-    return _selection(node, TASK, dict.fromkeys(RELATIONS, _task))
+    below = {**dict.fromkeys(RELATIONS, _task), **_LISTS}
+    return _selection(node, TASK, below)
+
+
+def _flat(names: frozenset[str]) -> Any:
+    return lambda node: _selection(node, names | TYPENAME, {})
+
+
+_LISTS: dict[str, Any] = {
+    "results": lambda node: _selection(
+        node,
+        RESULT | TYPENAME | set(RESULT_LISTS),
+        {name: _flat(fields) for name, (_, fields) in RESULT_LISTS.items()},
+    ),
+    "checkpoints": lambda node: _selection(
+        node, CHECKPOINT | TYPENAME | {"checkpoint"}, {"checkpoint": _flat(CHECKPOINT_BODY)}
+    ),
+    "events": _flat(EVENT),
+}
 
 
 def _edge(node: FieldNode) -> Selection:
