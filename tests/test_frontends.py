@@ -119,15 +119,21 @@ APOLLO = r"""
 import WebSocket from "ws";
 import { gql } from "@apollo/client";
 import { prickleClient } from "./apollo/client.mjs";
-import { everyTask, refetchTask } from "./apollo/tasks.mjs";
+import { everyTask, refetchTask, TASK_NODE } from "./apollo/tasks.mjs";
 import { follow } from "./apollo/events.mjs";
 
 const [url, wsUrl, token, project, first, after, replayed, cancel] = process.argv.slice(2);
 const say = (line) => console.log(JSON.stringify(line));
+let requests = 0;  // HttpLink's requests, through node's global fetch
+const fetched = globalThis.fetch;
+globalThis.fetch = (...args) => { requests += 1; return fetched(...args); };
 const client = prickleClient({ url, wsUrl, token, webSocketImpl: WebSocket });
 const tasks = await everyTask(client, project, Number(first));
-say({ tasks: tasks.map((task) => task.id) });
-say({ node: await refetchTask(client, cancel) });
+say({ tasks: tasks.map((task) => task.id), requests });
+// node(id:) of a task the pages brought: answered by the cache, no request
+const cached = await client.query({ query: TASK_NODE, variables: { id: cancel } });
+say({ cached: cached.data.node, requests });
+say({ node: await refetchTask(client, cancel), requests });
 const CANCEL = gql`mutation($id: ID!) {
   cancel_task(task_id: $id, reason: "enough") { id state version } }`;
 const events = [];
@@ -151,13 +157,21 @@ process.exit(0);
 
 URQL = r"""
 import WebSocket from "ws";
+import { gql } from "@urql/core";
 import { prickleUrql } from "./urql/client.mjs";
 import { everyTask } from "./urql/tasks.mjs";
 
-const [url, wsUrl, token, project, first] = process.argv.slice(2);
+const [url, wsUrl, token, project, first, id] = process.argv.slice(2);
+let requests = 0;  // the fetchExchange's requests, through node's global fetch
+const fetched = globalThis.fetch;
+globalThis.fetch = (...args) => { requests += 1; return fetched(...args); };
 const client = prickleUrql({ url, wsUrl, token, webSocketImpl: WebSocket });
 const tasks = await everyTask(client, project, Number(first));
-console.log(JSON.stringify({ tasks: tasks.map((task) => task.id) }));
+console.log(JSON.stringify({ tasks: tasks.map((task) => task.id), requests }));
+// node(id:) of a task the pages brought: answered by Graphcache, no request
+const NODE = gql`query($id: ID!) { node(id: $id) { __typename id ... on Task { state } } }`;
+const found = await client.query(NODE, { id }).toPromise();
+console.log(JSON.stringify({ node: found.data.node, requests }));
 process.exit(0);
 """
 
@@ -217,8 +231,11 @@ def test_apollo_client_pages_every_task_follows_events_and_refetches_a_node(
         str(len(history) - 5),
         made[1],
     )
-    tasks, before, events, after_move = (next(iter(line.values())) for line in lines)
-    assert tasks == made  # every task, each once, in order, over three pages
+    paged, cached, refetched, followed, moved = lines
+    assert paged == {"tasks": made, "requests": 3}  # every task, each once, over three pages
+    assert cached["requests"] == 3 and cached["cached"]["id"] == made[1]
+    assert refetched["requests"] == 4 and refetched["node"] == cached["cached"]
+    before, events, after_move = refetched["node"], followed["events"], moved["node"]
     assert before == {
         "__typename": "Task",
         "id": made[1],
@@ -236,5 +253,8 @@ def test_urql_pages_every_task_with_graphcache(
 ) -> None:
     made, token = project
     directory = _written(tmp_path, snippets("urql/"), clients)
-    lines = _node(directory, URQL, *_urls(api_server), token, "front", "3")
-    assert lines == [{"tasks": made}]
+    lines = _node(directory, URQL, *_urls(api_server), token, "front", "3", made[2])
+    assert lines == [
+        {"tasks": made, "requests": 4},  # every task, each once, over four pages
+        {"node": {"__typename": "Task", "id": made[2], "state": "routed"}, "requests": 4},
+    ]
