@@ -84,8 +84,14 @@ def event_cursor(after: str | None, source: str = "after") -> int | None:
     return int(after)
 
 
-FIRST = "The first this many items (after `after`); 0 to 500, 50 when neither `first` nor `last`."
-LAST = "The last this many items (before `before`), in their order; not with `first`."
+FIRST = (
+    f"The first this many items (after `after`); 0 to {MAX_FIRST}, {DEFAULT_FIRST} when "
+    "neither `first` nor `last` is given."
+)
+LAST = (
+    f"The last this many items (before `before`), in their order; 0 to {MAX_FIRST}; not with "
+    "`first`."
+)
 AFTER = "An edge's cursor: the items after it."
 BEFORE = "An edge's cursor: the items before it."
 
