@@ -90,7 +90,9 @@ async def measure(url: str, logs: Path, count: int, rounds: int, seconds: float)
         for _ in range(rounds):
             for name, body in loads.items():
                 before = cpu_seconds(server)
-                load = await run_load(server.base_url, token, body, concurrency=CONCURRENCY, seconds=seconds)
+                load = await run_load(
+                    server.base_url, token, body, concurrency=CONCURRENCY, seconds=seconds
+                )
                 assert load.failed == 0, load.errors
                 rates[name].append(load.rate)
                 cpu[name].append((cpu_seconds(server) - before) * 1000 / max(load.done, 1))
