@@ -1,7 +1,8 @@
 """docs/frontends.md's code, run as it is written there: relay-compiler 20 compiles the
 Relay documents against schema.graphql; Apollo Client and urql, in node, page every task of
 a project against a real `prickle serve`, refetch one through `node(id:)`, and Apollo
-Client follows the project's events from a cursor over graphql-ws.
+Client follows the project's events from a cursor over graphql-ws, across a dropped
+connection.
 
 Each code block of the page whose info string names a file (```js apollo/client.mjs) is
 written to that file, and the test's own script imports it. The npm packages are installed
@@ -122,12 +123,16 @@ import { prickleClient } from "./apollo/client.mjs";
 import { everyTask, refetchTask, TASK_NODE } from "./apollo/tasks.mjs";
 import { follow } from "./apollo/events.mjs";
 
-const [url, wsUrl, token, project, first, after, replayed, cancel] = process.argv.slice(2);
+const [url, wsUrl, token, project, first, after, replayed, cancel, later] = process.argv.slice(2);
 const say = (line) => console.log(JSON.stringify(line));
 let requests = 0;  // HttpLink's requests, through node's global fetch
 const fetched = globalThis.fetch;
 globalThis.fetch = (...args) => { requests += 1; return fetched(...args); };
-const client = prickleClient({ url, wsUrl, token, webSocketImpl: WebSocket });
+const sockets = [];  // the WebSockets graphql-ws opens, so that one can be dropped
+class Tracked extends WebSocket {
+  constructor(...args) { super(...args); sockets.push(this); }
+}
+const client = prickleClient({ url, wsUrl, token, webSocketImpl: Tracked });
 const tasks = await everyTask(client, project, Number(first));
 say({ tasks: tasks.map((task) => task.id), requests });
 // node(id:) of a task the pages brought: answered by the cache, no request
@@ -144,12 +149,18 @@ await new Promise((resolve, reject) => {
       await client.mutate({ mutation: CANCEL, variables: { id: cancel } });
     }
     if (event.task_id === cancel && event.to_state === "cancelled") {
+      // the connection drops; graphql-ws reconnects and subscribes again with the first
+      // variables: the log is replayed from the first cursor, and what was seen is skipped
+      sockets.at(-1).close(4000, "dropped");
+      await client.mutate({ mutation: CANCEL, variables: { id: later } });
+    }
+    if (event.task_id === later && event.to_state === "cancelled") {
       following.stop();
       resolve();
     }
   }, reject);
 });
-say({ events: events.map((event) => event.cursor) });
+say({ events: events.map((event) => event.cursor), sockets: sockets.length });
 say({ node: await refetchTask(client, cancel) });
 client.stop();
 process.exit(0);
@@ -230,6 +241,7 @@ def test_apollo_client_pages_every_task_follows_events_and_refetches_a_node(
         after,
         str(len(history) - 5),
         made[1],
+        made[2],
     )
     paged, cached, refetched, followed, moved = lines
     assert paged == {"tasks": made, "requests": 3}  # every task, each once, over three pages
@@ -244,7 +256,9 @@ def test_apollo_client_pages_every_task_follows_events_and_refetches_a_node(
         "display_title": None,
     }
     assert events[: len(history) - 5] == history[5:]  # replayed from the cursor, no gap
-    assert len(events) == len(history) - 5 + 1  # then the move, live
+    # then the move, live; then, over a new connection, the next move: each event once
+    assert len(events) == len(set(events)) == len(history) - 5 + 2
+    assert events == sorted(events, key=int) and followed["sockets"] == 2
     assert (after_move["state"], after_move["version"]) == ("cancelled", 3)
 
 
