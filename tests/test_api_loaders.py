@@ -115,6 +115,47 @@ async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(
     assert many <= 8, counter.statements
 
 
+BACKWARD = """
+query Backward($last: Int!) {
+  tasks(last: $last) {
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges {
+      cursor
+      node {
+        id
+        dependencies { id state results { revision } }
+        results { revision status }
+        checkpoints { id }
+        events { seq verb }
+      }
+    }
+  }
+}
+"""
+
+
+async def test_a_page_read_backward_with_its_lists_takes_as_many_statements_for_50_as_for_5(
+    store: Store, client
+) -> None:  # type: ignore[no-untyped-def]
+    """Relay's shape (`last`, `pageInfo`) reads its dependencies, results, checkpoints and
+    events ahead as `first` does: one statement per list and level, whatever the page."""
+    await _tasks_with_every_relation(store, 52)
+    http, counter = client
+    await http.post("/graphql", json={"query": "{ me { id } }"})
+    counts = []
+    for last in (5, 50):
+        counter.statements.clear()
+        body = (
+            await http.post("/graphql", json={"query": BACKWARD, "variables": {"last": last}})
+        ).json()
+        assert "errors" not in body, body["errors"]
+        page = body["data"]["tasks"]
+        assert len(page["edges"]) == last and page["pageInfo"]["hasPreviousPage"]
+        counts.append(len(counter.statements))
+    # the page, the dependencies, their results, and the three lists of the page's tasks
+    assert counts == [6, 6], counter.statements
+
+
 async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -> None:  # type: ignore[no-untyped-def]
     task = await give(store, by=PLANNER)
     http, counter = client
