@@ -192,6 +192,23 @@ def test_graphql_response_json_is_offered_and_preferred(server: Server) -> None:
         assert answer.headers["content-type"] == "application/json", accept
 
 
+def test_an_event_stream_is_answered_only_where_accept_prefers_it(server: Server) -> None:
+    """urql lists the JSON types first and `text/event-stream` after them for queries and
+    mutations: it gets JSON. A client that prefers the stream (graphql-sse) gets one."""
+    urql = (
+        f"{GRAPHQL_RESPONSE}, application/graphql+json, application/json,"
+        " text/event-stream, multipart/mixed"
+    )
+    for accept in (urql, f"text/event-stream;q=0.5, {GRAPHQL_RESPONSE}"):
+        answer = post(server, {"query": "{ me { id } }"}, Accept=accept)
+        assert answer.headers["content-type"].startswith(GRAPHQL_RESPONSE), accept
+        assert answer.json() == {"data": {"me": {"id": "admin"}}}
+    for accept in ("text/event-stream", f"text/event-stream, {GRAPHQL_RESPONSE}"):
+        answer = post(server, {"query": "{ me { id } }"}, Accept=accept)
+        assert answer.headers["content-type"].startswith("text/event-stream"), accept
+        assert '"me"' in answer.text
+
+
 def test_request_errors_are_400_without_data(server: Server) -> None:
     for body, code in (
         ({"query": "{ me { id }"}, "invalid_input"),  # does not parse

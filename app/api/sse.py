@@ -71,6 +71,9 @@ class EventStream(SSETransport):
         event_id = _event_id.get()
         return f"id: {event_id}\r\n{message}" if event_id is not None else message
 
+    def accepts(self, accept: str) -> bool:
+        return prefers_event_stream(accept)
+
 
 TRANSPORTS: Mapping[str, type[HTTPStreamTransport]] = MappingProxyType(
     {GRAPHQL_SSE_PROTOCOL: EventStream}
@@ -82,8 +85,43 @@ def is_event_stream(connection: HTTPConnection) -> bool:
     """Whether an HTTP request asks for an event stream (its Accept names it)."""
     if connection.scope["type"] != "http":
         return False
-    accept = connection.headers.get("accept", "")
-    return any(part.split(";", 1)[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
+    return prefers_event_stream(connection.headers.get("accept", ""))
+
+
+_JSON_TYPES = frozenset(
+    ("application/graphql-response+json", "application/graphql+json", "application/json")
+)
+
+
+def prefers_event_stream(accept: str) -> bool:
+    """Whether an `Accept` header prefers an event stream to a JSON answer: it names
+    `text/event-stream` with a weight above every JSON type's, or as high and before them.
+    A client that lists the JSON types first and the stream after them (urql's default for
+    queries and mutations) gets JSON."""
+    stream: tuple[float, int] | None = None
+    json: tuple[float, int] | None = None
+    for position, entry in enumerate(accept.split(",")):
+        kind, _, parameters = entry.partition(";")
+        kind = kind.strip().lower()
+        rank = (_weight(parameters), -position)
+        if kind == MEDIA_TYPE and (stream is None or rank > stream):
+            stream = rank
+        elif kind in _JSON_TYPES and (json is None or rank > json):
+            json = rank
+    if stream is None or stream[0] <= 0:
+        return False
+    return json is None or stream[0] > json[0] or (stream[0] == json[0] and stream[1] > json[1])
+
+
+def _weight(parameters: str) -> float:
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return min(max(float(value.strip()), 0.0), 1.0)
+            except ValueError:
+                return 0.0
+    return 1.0
 
 
 def resumes_after(connection: HTTPConnection, after: str | None) -> int | None:
