@@ -277,9 +277,9 @@ def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
     open_board(page, server, seeded.alice)
     before = page.evaluate("prickleBoard.cursor")
 
-    # it reconnects on its own after 8 s: time enough, on a busy machine, for the moves below
-    # to be made while it is away; its status read in the same call as the drop
-    dropped = page.evaluate("(prickleBoard.dropConnection(8000), prickleBoard.status)")
+    # the connection is closed and stays closed until the test brings it back: the moves
+    # below are made while the board is away, however slow the machine
+    dropped = page.evaluate("(prickleBoard.pauseConnection(), prickleBoard.status)")
     assert dropped == "reconnecting"
     move(server, "accept_task", moved, seeded.bob)
     move(server, "start_task", moved, seeded.bob)
@@ -291,7 +291,9 @@ def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
     }
     created = server.run_data("mutations/handoff", {"input": inp}, seeded.alice)["handoff"]["id"]
     assert state_of(page, moved) == "routed", "the board saw a move while disconnected"
+    assert page.evaluate("prickleBoard.connections") == 1
 
+    page.evaluate("prickleBoard.resumeConnection()")
     wait_until(page, "prickleBoard.status === 'live' && prickleBoard.connections === 2")
     wait_until(page, f"prickleBoard.stateOf('{moved}') === 'working'")
     wait_until(page, f"prickleBoard.stateOf('{created}') === 'routed'")

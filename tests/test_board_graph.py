@@ -240,7 +240,7 @@ def test_the_graph_fits_itself_zooms_pans_and_highlights_the_chosen_path(family,
     stage = page.locator(".graph-stage").bounding_box()
     page.mouse.move(stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2)
     page.mouse.wheel(0, 300)  # wheel down: zoom out
-    wait_until(page, f"{CAMERA}.zoom < {zoomed_in}", timeout=5)
+    wait_until(page, f"{CAMERA}.zoom < {zoomed_in}")
     page.focus(f".graph-drawing .node[data-id='{seeded.ids['top']}']")
     before = page.evaluate(f"{CAMERA}.box.x")
     page.keyboard.press("ArrowRight")

@@ -138,7 +138,7 @@
       this.ws = null;
       this.acked = false;
       this.attempt = 0;
-      this.holdUntil = 0;
+      this.held = false; // closed on purpose (paused): no reconnecting until resumed
       this.timer = null;
       this.stopped = false;
       this.connections = 0;
@@ -151,7 +151,7 @@
     }
 
     connect() {
-      if (this.stopped || this.ws) return;
+      if (this.stopped || this.ws || this.held) return;
       clearTimeout(this.timer);
       this.onStatus(this.connections ? "reconnecting" : "connecting");
       const ws = new WebSocket(this.url(), "graphql-transport-ws");
@@ -242,15 +242,28 @@
       if (this.stopped) return;
       if (event.code === 4403 || event.code === 4401) return this.authFailed();
       this.onStatus("reconnecting");
+      if (this.held) return;
       const backoff = Math.min(15000, 500 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
       this.attempt += 1;
-      const wait = Math.max(backoff, this.holdUntil - Date.now());
-      this.timer = setTimeout(() => this.connect(), wait);
+      this.timer = setTimeout(() => this.connect(), backoff);
     }
 
-    // Close the socket now; it reconnects by itself (not before `holdMs` have passed).
-    drop(holdMs = 0) {
-      this.holdUntil = Date.now() + holdMs;
+    // Close the socket now and stay away until resume(): the connection lost, on demand.
+    pause() {
+      this.held = true;
+      clearTimeout(this.timer);
+      this.drop();
+    }
+
+    resume() {
+      if (!this.held) return;
+      this.held = false;
+      this.attempt = 0;
+      this.connect();
+    }
+
+    // Close the socket now; it reconnects by itself, with backoff.
+    drop() {
       const ws = this.ws;
       if (!ws) return;
       if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close();
@@ -1405,7 +1418,9 @@
     get inboxTotal() { return app.inboxTotal; },
     get acted() { return app.acted; },
     get shown() { return app.board?.shown ?? 0; },
-    dropConnection: (holdMs = 0) => app.live?.drop(holdMs),
+    // The connection lost and back, on demand: closed now, no reconnecting until resumed.
+    pauseConnection: () => app.live?.pause(),
+    resumeConnection: () => app.live?.resume(),
     open: (id) => openDetail(id),
   };
 
