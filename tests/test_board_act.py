@@ -57,6 +57,9 @@ async def seed(url: str) -> Cast:
             "returned": (await drive(store, "returned")).id,
             "asks_alice": (await drive(store, "waiting", "human", "accepted")).id,
             "answered_meanwhile": (await drive(store, "waiting", "human", "working")).id,
+            "held_phone": (await drive(store, "waiting", "owner_approval")).id,
+            "approval_phone": (await drive(store, "approval")).id,
+            "question_phone": (await drive(store, "waiting", "human", "working")).id,
         }
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
@@ -161,6 +164,16 @@ def shot(page: Any, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / name), full_page=True)
 
 
+def done_as_own(page: Any, task_id: str, state: str) -> None:
+    """The panel, redrawn for the person's own move, says it is done and takes nothing away."""
+    page.locator(f"#detail [data-task='{task_id}'][data-state={state}]").wait_for()
+    status = page.locator("#act-status")
+    status.filter(has_text="done").wait_for()
+    assert "error" not in (status.get_attribute("class") or "")
+    assert page.locator("#detail .lost").count() == 0, page.locator("#detail .lost").inner_text()
+    assert "before it was sent" not in page.locator("#detail").inner_text()
+
+
 # acting
 
 
@@ -177,7 +190,7 @@ def test_a_person_approves_a_held_handoff_from_the_board(served, page) -> None:
     form.get_by_role("button", name="Approve handoff").click()
 
     wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'routed'")
-    page.locator(f"#detail [data-task='{task_id}'][data-state=routed]").wait_for()
+    done_as_own(page, task_id, "routed")
     assert column_of(page, task_id) == "routed"
     event = last_event(server, task_id, cast.bob)
     assert (event["verb"], event["actor"], event["from_state"], event["to_state"]) == (
@@ -202,6 +215,7 @@ def test_a_person_decides_a_result_with_a_verdict_per_criterion(served, page) ->
     form.get_by_role("button", name="Decide").click()
 
     wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'completed'")
+    done_as_own(page, task_id, "completed")
     event = last_event(server, task_id, cast.alice)
     assert (event["verb"], event["actor"], event["to_state"]) == (
         "decide_result",
@@ -225,9 +239,40 @@ def test_a_person_answers_a_task_waiting_on_a_human(served, page) -> None:
     form.get_by_role("button", name="Answer").click()
 
     wait_until(page, f"prickleBoard.stateOf('{task_id}') === 'working'")
-    page.locator("#act-status").wait_for(state="hidden")  # "sent" is gone once it arrived
+    done_as_own(page, task_id, "working")
     event = last_event(server, task_id, cast.alice)
     assert (event["verb"], event["actor"], event["to_state"]) == ("answer", "alice", "working")
+
+
+def test_on_a_phone_the_persons_own_moves_are_done_not_lost(served, browser) -> None:
+    server, cast = served
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        tab = context.new_page()
+        detail = open_task(tab, server, cast.bob, "held", cast.tasks["held_phone"])
+        form = detail.locator("form[data-verb=approve_handoff]")
+        form.get_by_label("Reason").fill("Fine by me")
+        form.get_by_role("button", name="Approve handoff").click()
+        done_as_own(tab, cast.tasks["held_phone"], "routed")
+
+        tab.evaluate("sessionStorage.clear()")
+        task_id = cast.tasks["approval_phone"]
+        detail = open_task(tab, server, cast.alice, "review", task_id)
+        form = detail.locator("form[data-verb=decide_result]")
+        form.get_by_label("Decision").select_option("accept")
+        form.get_by_label("Reason").fill("Ship it")
+        form.get_by_role("button", name="Decide").click()
+        done_as_own(tab, task_id, "completed")
+
+        task_id = cast.tasks["question_phone"]
+        detail = show_task(tab, task_id)
+        form = detail.locator("form[data-verb=answer]")
+        form.get_by_label("Answer").fill("Port 8080")
+        form.get_by_role("button", name="Answer").click()
+        done_as_own(tab, task_id, "working")
+        shot(tab, "board-390-answered.png")
+    finally:
+        context.close()
 
 
 def test_a_person_cancels_a_task_from_the_board(served, page) -> None:

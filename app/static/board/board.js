@@ -20,7 +20,7 @@
   const CARD = `id project state waiting_on assignee requester display_title version
     created_at updated_at parent_task_id packet { task deliverable_type }`;
   // What an event says of a move: enough to tell what the task's wait asks (askedOf).
-  const ASKED = "kind verb from_state to_state waiting_on actor at note";
+  const ASKED = "kind verb from_state to_state waiting_on actor at note version";
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
       total_count page_info { has_next_page end_cursor } edges { node { ${CARD} } } } }`;
@@ -44,7 +44,7 @@
     inbox(first: $first, after: $after) { total_count page_info { has_next_page end_cursor }
       edges { node { ${CARD} events { ${ASKED} } } } } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
-    task_events(after: $after) { cursor task_id to_state } }`;
+    task_events(after: $after) { cursor task_id to_state verb actor version } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
     task_events(task_id: $task_id) { cursor } }`;
   const S_EVENTS = `subscription BoardEvents($project: String, $after: String) {
@@ -791,11 +791,32 @@
     }));
   }
 
-  // A sent move's message stays until its event (a newer version of the task) arrives.
-  function arrived(taskId, version) {
-    if (app.sent?.taskId !== taskId || !(version > app.sent.version)) return;
-    app.sent = null;
-    actStatus("");
+  // The board's own moves, by task id: { verb, version (the one it was sent from), done }.
+  // A move is the board's own when the task's event at version + 1 is that verb by the
+  // signed-in principal: with expected_version no one else's move can have that version
+  // and this verb by this actor. Only another principal's move takes a form away unasked.
+  function ownMove(task, verb) {
+    const sent = app.mine.get(task.id);
+    if (!sent || sent.verb !== verb) return false;
+    const event = (task.events || []).find((e) => e.version === sent.version + 1);
+    return Boolean(event && event.verb === verb && event.actor === app.me?.id);
+  }
+
+  // A sent move says done when its answer or its event arrives, whichever comes first.
+  function arrived(taskId, version, event) {
+    const sent = app.mine.get(taskId);
+    if (!sent || sent.done || !(version > sent.version)) return;
+    if (event && !(event.verb === sent.verb && event.actor === app.me?.id)) return;
+    done(taskId, event?.to_state);
+  }
+
+  function done(taskId, state) {
+    const sent = app.mine.get(taskId);
+    if (!sent || sent.done) return;
+    sent.done = true;
+    if (app.openId === taskId) {
+      actStatus(`${VERBS[sent.verb].label}: done${state ? `; the task is now ${state}` : ""}.`);
+    }
   }
 
   function actStatus(message, error = false) {
@@ -814,12 +835,13 @@
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     actStatus(`${VERBS[verb].label}: sending…`);
+    app.mine.set(taskId, { verb, version, done: false });
     try {
-      await gql(app.token, mutation(verb, variables), variables);
-      actStatus(`${VERBS[verb].label}: sent; the board shows it when its event arrives.`);
-      app.sent = { taskId, version };
+      const data = await gql(app.token, mutation(verb, variables), variables);
       app.acted.push({ verb, task_id: taskId, ok: true });
+      done(taskId, data?.[verb]?.state);
     } catch (error) {
+      app.mine.delete(taskId);
       app.acted.push({ verb, task_id: taskId, ok: false, code: error.code });
       if (error.code === "unauthenticated") return authFailed();
       if (error.code === "conflict") {
@@ -953,7 +975,7 @@
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
     inboxTimer: 0,
     inboxLoads: 0,
-    sent: null, // { taskId, version } of the last move sent from the panel
+    mine: new Map(), // task id -> the move the panel sent on it (ownMove)
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
   };
 
@@ -1127,7 +1149,7 @@
     metrics.events += 1;
     app.cursor = event.cursor;
     if (event.task) app.board.offer(event.task);
-    arrived(event.task_id, event.task?.version);
+    arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
 
@@ -1148,7 +1170,8 @@
       }
       const typed = quiet ? typedInForms() : null;
       if (typed) keepLost(data.task, typed);
-      arrived(id, data.task.version);
+      const sent = app.mine.get(id);
+      if (sent && ownMove(data.task, sent.verb)) done(id, data.task.as_protocol.state);
       const view = detailView(data.task, (next) => openDetail(next), shown);
       $("detail-body").replaceChildren(view);
       if (typed) restoreForms(typed);
@@ -1193,7 +1216,7 @@
     const typed = new Map();
     for (const [key, value] of values) {
       const verb = key?.split("|")[0];
-      if (!verb || allowed.has(verb) || !value.trim()) continue;
+      if (!verb || allowed.has(verb) || !value.trim() || ownMove(task, verb)) continue;
       typed.set(verb, [...(typed.get(verb) || []), value.trim()]);
     }
     if (!typed.size) return;
@@ -1283,7 +1306,7 @@
   // A move of a task in the inbox, or into a state that waits on someone, reads it again.
   function onInboxEvent(event) {
     app.inboxEventCursor = event.cursor;
-    arrived(event.task_id, Infinity);
+    arrived(event.task_id, event.version, event);
     refreshDetail(event.task_id);
     const mine = app.inbox.some((t) => t.id === event.task_id);
     if (!mine && !["waiting", "approval"].includes(event.to_state)) return;
