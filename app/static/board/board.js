@@ -16,6 +16,10 @@
   const TOKEN_KEY = "prickle.token";
   const PAGE = 500;
   const LONG_TITLE = 36; // characters: a longer title may not fit three lines of a narrow card
+  // Liveness: a ping after 1 s without a word from the server; 2.5 s without one (no pong)
+  // and the connection counts as lost, so the board says so within 3 s.
+  const PING_AFTER_MS = 1000;
+  const LOST_AFTER_MS = 2500;
 
   const CARD = `id project state waiting_on assignee requester display_title version
     created_at updated_at parent_task_id packet { task deliverable_type }`;
@@ -47,8 +51,11 @@
     task_events(after: $after) { cursor task_id to_state verb actor version } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
     task_events(task_id: $task_id) { cursor } }`;
+  // In lists: a board far behind (back from a lost connection) catches up a list at a time,
+  // then each list holds what arrived meanwhile.
+  const EVENT_BATCH = 500;
   const S_EVENTS = `subscription BoardEvents($project: String, $after: String) {
-    task_events(project: $project, after: $after) {
+    task_event_batches(project: $project, after: $after, batch_size: ${EVENT_BATCH}) {
       cursor seq kind task_id from_state to_state verb actor at task { ${CARD} } } }`;
 
   const $ = (id) => document.getElementById(id);
@@ -142,8 +149,19 @@
       this.timer = null;
       this.stopped = false;
       this.connections = 0;
-      this.lastMessage = 0;
-      this.keepalive = setInterval(() => this.checkAlive(), 10000);
+      this.lastMessage = 0; // when the server last said anything (an event, a pong)
+      this.pinged = 0;
+      this.keepalive = setInterval(() => this.checkAlive(), 250);
+      this.offline = navigator.onLine === false;
+      this.onOffline = () => { this.offline = true; this.drop(); };
+      this.onOnline = () => {
+        this.offline = false;
+        clearTimeout(this.timer);
+        this.attempt = 0;
+        if (!this.ws) this.connect();
+      };
+      addEventListener("offline", this.onOffline);
+      addEventListener("online", this.onOnline);
     }
 
     url() {
@@ -151,7 +169,7 @@
     }
 
     connect() {
-      if (this.stopped || this.ws || this.held) return;
+      if (this.stopped || this.ws || this.held || this.offline) return;
       clearTimeout(this.timer);
       this.onStatus(this.connections ? "reconnecting" : "connecting");
       const ws = new WebSocket(this.url(), "graphql-transport-ws");
@@ -241,8 +259,8 @@
       clearTimeout(this.timer);
       if (this.stopped) return;
       if (event.code === 4403 || event.code === 4401) return this.authFailed();
-      this.onStatus("reconnecting");
-      if (this.held) return;
+      this.onStatus(this.offline ? "offline" : "reconnecting");
+      if (this.held || this.offline) return;
       const backoff = Math.min(15000, 500 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
       this.attempt += 1;
       this.timer = setTimeout(() => this.connect(), backoff);
@@ -272,16 +290,28 @@
       this.closed(ws, { code: 4000 });
     }
 
+    // The connection is alive while the server answers: after a second of silence a ping,
+    // whose pong (or any message) must come within LOST_AFTER_MS of the last word.
     checkAlive() {
       if (!this.acked) return;
-      if (Date.now() - this.lastMessage > 45000) return this.drop();
-      if (Date.now() - this.lastMessage > 20000) this.send({ type: "ping" });
+      const now = Date.now();
+      const silent = now - this.lastMessage;
+      if (silent > LOST_AFTER_MS) {
+        metrics.lost = { silentMs: silent, at: now };
+        return this.drop();
+      }
+      if (silent > PING_AFTER_MS && now - this.pinged > PING_AFTER_MS) {
+        this.pinged = now;
+        this.send({ type: "ping" });
+      }
     }
 
     stop() {
       this.stopped = true;
       clearTimeout(this.timer);
       clearInterval(this.keepalive);
+      removeEventListener("offline", this.onOffline);
+      removeEventListener("online", this.onOnline);
       const ws = this.ws;
       this.ws = null;
       if (ws) ws.close(1000, "bye");
@@ -440,6 +470,7 @@
       if (metrics.applies.length > 200) metrics.applies.shift();
       this.recount();
       this.onChange(batch);
+      metrics.drawnAt = performance.now();
     }
 
     // One card: replaced by its new version at the top of its (possibly new) column.
@@ -979,10 +1010,40 @@
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
   };
 
+  // The indicator, and while the board is not live (after it was), the stale banner: how
+  // long since the server last said anything, counted every second.
   function status(state) {
     const el = $("live");
+    const was = el.dataset.state;
     el.dataset.state = state;
-    el.textContent = state;
+    if (state === "live") app.lastHeard = null;
+    else if ((state === "reconnecting" || state === "offline") && app.lastHeard == null) {
+      app.lastHeard = app.live?.lastMessage || Date.now();
+    }
+    if (state !== was && state === "live" && app.staleSince != null) {
+      metrics.reconnected = { ms: Date.now() - app.staleSince, at: performance.now() };
+      app.staleSince = null;
+    }
+    if ((state === "reconnecting" || state === "offline") && app.staleSince == null) app.staleSince = Date.now();
+    drawStatus();
+  }
+
+  function drawStatus() {
+    const el = $("live");
+    const state = el.dataset.state;
+    const stale = (state === "reconnecting" || state === "offline") && app.lastHeard != null;
+    const seconds = stale ? Math.max(0, Math.round((Date.now() - app.lastHeard) / 1000)) : 0;
+    el.textContent = stale ? `${state} — last event ${seconds} s ago` : state;
+    const banner = $("stale");
+    const words = stale ? `${state}|${app.lastHeard}` : "";
+    if (banner.dataset.words === words) return; // the banner is written once per loss
+    banner.dataset.words = words;
+    banner.hidden = !stale;
+    if (!stale) return banner.replaceChildren();
+    const at = new Date(app.lastHeard).toLocaleTimeString();
+    banner.textContent = state === "offline"
+      ? `You are offline. This board may be out of date: it last heard from the server at ${at}. It catches up by itself when the network is back.`
+      : `The connection to the server is lost. This board may be out of date: it last heard from the server at ${at}. Reconnecting; it catches up by itself.`;
   }
 
   function notice(message, error = false) {
@@ -1109,7 +1170,7 @@
       app.cursor = await headCursor(live);
       if (loadId !== app.loadId) return;
       live.subscribe("board", S_EVENTS, () => ({ project, after: app.cursor }), {
-        next: (data) => onEvent(data.task_events),
+        next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
       let after = null;
@@ -1418,6 +1479,7 @@
       askToken();
     });
     setInterval(tick, 30000);
+    setInterval(() => { if (app.lastHeard != null) drawStatus(); }, 1000);
     if (app.token) {
       performance.mark("board:token");
       app.signedAt = "board:token";
@@ -1434,6 +1496,7 @@
     get connections() { return app.live?.connections ?? 0; },
     get size() { return app.board?.cards.size ?? 0; },
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
+    versionOf: (id) => app.board?.cards.get(id)?.task.version ?? null,
     get inbox() {
       if (app.inboxOffered === false) return []; // an agent's: decided, and empty
       return app.inboxReady ? app.inbox.map((t) => t.id) : null;
