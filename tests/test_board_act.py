@@ -60,6 +60,8 @@ async def seed(url: str) -> Cast:
             "held_phone": (await drive(store, "waiting", "owner_approval")).id,
             "approval_phone": (await drive(store, "approval")).id,
             "question_phone": (await drive(store, "waiting", "human", "working")).id,
+            "send_back": (await drive(store, "approval")).id,
+            "reject_it": (await drive(store, "approval")).id,
         }
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
@@ -228,6 +230,42 @@ def test_a_person_decides_a_result_with_a_verdict_per_criterion(served, page) ->
         {"criterion": 1, "accepted": False, "note": "The README section is thin"},
     ]
     assert result["decided_by"] == {"handle": "alice"}
+
+
+def test_a_decision_reads_in_the_protocols_words_with_its_verdicts(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["send_back"]
+    detail = open_task(page, server, cast.alice, "review", task_id)
+    form = detail.locator("form[data-verb=decide_result]")
+    form.get_by_label("Decision").select_option("request_changes")
+    form.get_by_label("1. GET /health answers 200").select_option("yes")
+    form.get_by_label("2. it is documented").select_option("no")
+    form.get_by_label("note on criterion 2").fill("No README section yet")
+    form.get_by_label("Reason").fill("Document it, then send it again")
+    form.get_by_role("button", name="Decide").click()
+    done_as_own(page, task_id, "working")
+
+    status = page.locator("#detail .result-status").inner_text()
+    assert status == "changes requested", status  # the result's status is `rejected`
+    asked = page.locator("#detail .asked").inner_text()
+    assert "Changes requested" in asked and "alice" in asked
+    assert "Document it, then send it again" in asked and "No README section yet" in asked
+    assert "not accepted" in asked
+    decided = page.locator("#detail #timeline .tl", has_text="requested changes")
+    decided.wait_for()
+    assert "alice" in decided.inner_text()
+    shot(page, "board-changes-requested.png")
+    assert every_violation(page, "#detail") == []
+
+    task_id = cast.tasks["reject_it"]
+    detail = show_task(page, task_id)
+    form = detail.locator("form[data-verb=decide_result]")
+    form.get_by_label("Decision").select_option("reject")
+    form.get_by_label("2. it is documented").select_option("no")
+    form.get_by_role("button", name="Decide").click()
+    done_as_own(page, task_id, "rejected")
+    assert page.locator("#detail .result-status").inner_text() == "rejected"
+    page.locator("#detail #timeline .tl", has_text="rejected the result").wait_for()
 
 
 def test_a_person_answers_a_task_waiting_on_a_human(served, page) -> None:

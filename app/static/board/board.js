@@ -604,18 +604,43 @@
     ];
   }
 
+  // A result's status in the protocol's words for the decision that set it: `rejected` is
+  // both "request changes" (the task went back to work) and "reject" (the task ended).
+  function decisionOf(t) {
+    const r = t.result;
+    if (!r) return null;
+    if (r.status === "accepted") return { words: "accepted", tone: "ok" };
+    if (r.status === "submitted") return { words: t.state === "approval" ? "waiting for a decision" : "submitted", tone: "" };
+    if (r.status === "rejected") {
+      if (t.state === "rejected") return { words: "rejected", tone: "bad" };
+      return { words: r.decided_by_policy ? "sent back by the result rule" : "changes requested", tone: "warn" };
+    }
+    return { words: r.status, tone: "" };
+  }
+
+  function verdictList(t) {
+    const r = t.result;
+    if (!r?.verdicts?.length) return undefined;
+    const criteria = t.packet.acceptance_criteria || [];
+    return h("ul", { class: "verdict-list" }, r.verdicts.map((v) => h("li", null,
+      h("span", { class: `tag ${v.accepted ? "ok" : "bad"}`, text: v.accepted ? "accepted" : "not accepted" }),
+      ` ${v.criterion + 1}. ${criteria[v.criterion] ?? ""}`, v.note ? h("span", { class: "muted", text: ` — ${v.note}` }) : "")));
+  }
+
   function resultSection(t) {
     const r = t.result;
     if (!r) return h("p", { class: "muted", text: "no result yet" });
     const report = r.evidence_report || {};
     const stale = new Map((report.stale || []).map((s) => [s.evidence, s.why]));
+    const decision = decisionOf(t);
     return [
       fields([
-        ["status", h("span", { class: `tag ${r.status === "accepted" ? "ok" : r.status === "rejected" ? "bad" : ""}`, text: r.status })],
+        ["status", h("span", { class: `tag ${decision.tone} result-status`, text: decision.words })],
         ["revision", r.revision], ["returned", h("span", null, `${text(r.returned_by)}, `, when(r.returned_at))],
         ["provenance", `${r.provenance}, ${text(r.provenance_status)}`],
         ["decided by", r.decided_by ? `${who(r.decided_by)}${r.decided_by_policy ? ` (${r.decided_by_policy})` : ""}` : null],
         ["reason", r.reason || undefined],
+        ["verdicts", verdictList(t)],
         ["lineage", r.lineage ? r.lineage.cause?.kind + (r.lineage.cause?.task_id ? ` ${r.lineage.cause.task_id}` : "") : undefined],
       ]),
       pre(r.summary),
@@ -641,6 +666,27 @@
 
   // ---- the timeline: the task's events, a page at a time --------------------------------
 
+  // What an event did, in words: a decision by its name, other verbs as a person says them.
+  const SAID = {
+    approve_handoff: "approved the handoff", deny_task: "denied the task", accept_task: "accepted the task",
+    start_task: "started work", save_checkpoint: "saved a checkpoint", wait_on: "asked a question",
+    answer: "answered", stop_run: "stopped the run", resume_run: "resumed the run",
+    hand_back: "handed the task back", return_result: "returned a result", cancel_task: "cancelled the task",
+    reroute: "rerouted the task", handoff: "handed the task off",
+  };
+  function said(e) {
+    if (e.verb === "decide_result") {
+      if (e.to_state === "completed") return "accepted the result";
+      if (e.to_state === "rejected") return "rejected the result";
+      return "requested changes";
+    }
+    if (e.kind === "result" && e.to_state === "working") return "returned a result; the result rule sent it back";
+    if (e.kind === "result" && e.to_state === "completed") return "returned a result; the result rule accepted it";
+    if (e.kind === "result" && e.to_state === "approval") return "returned a result for decision";
+    if (e.verb === "wait_on" && e.waiting_on === "owner_approval") return "the gate held the handoff";
+    return SAID[e.verb] || (e.kind === "created" ? "created the task" : e.verb || e.kind);
+  }
+
   function timelineItem(e) {
     const move = e.from_state && e.from_state !== e.to_state
       ? [h("span", { class: "tag", text: e.from_state }), " → ", h("span", { class: "tag", text: e.to_state })]
@@ -649,7 +695,8 @@
       h("div", { class: "tl-head" },
         when(e.at), " ",
         h("strong", { class: "tl-actor", text: e.actor || "the server" }), " ",
-        h("span", { class: "tl-verb", text: e.verb || e.kind })),
+        h("span", { class: "tl-said", text: said(e) }),
+        e.verb ? h("span", { class: "muted tl-verb", text: ` (${e.verb})` }) : ""),
       h("div", null, h("span", { class: `tag kind-${e.kind}`, text: e.kind }), " ", move,
         e.waiting_on ? [" ", h("span", { class: "tag wait", text: `on ${e.waiting_on}` })] : "",
         h("span", { class: "muted", text: ` v${e.version}` })),
@@ -928,6 +975,13 @@
       return block("Handoff held for the assignee's owner", note("The permission gate holds it for approval."), ...byLine(asked));
     }
     if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
+    if (t.state === "working" && t.result?.status === "rejected") {
+      const r = t.result;
+      const by = r.decided_by_policy ? `the result rule (${r.decided_by_policy})` : who(r.decided_by) || "the server";
+      return block(r.decided_by_policy ? "Result sent back" : "Changes requested",
+        [r.reason ? pre(r.reason) : h("p", { class: "muted", text: "No reason was given." }), verdictList(t)],
+        " by ", h("strong", { text: by }), `, revision ${r.revision}`);
+    }
     if (t.state === "approval") return block("Result to decide", underDecision(t), ` revision ${t.result?.revision ?? ""}`);
     return null;
   }
