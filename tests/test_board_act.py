@@ -675,7 +675,9 @@ def test_times_read_relative_with_the_instant_on_hover(served, page) -> None:
     assert re.fullmatch(r"just now|\d+ (min|h|d) ago", first.inner_text()), first.inner_text()
     assert first.get_attribute("title") and "T" not in first.get_attribute("title")
     card = page.locator(f".card[data-id='{cast.tasks['long']}'] time")
-    assert re.fullmatch(r"made (just now|\d+ (min|h|d) ago)", card.inner_text())
+    assert re.fullmatch(r"last move (just now|\d+ (min|h|d) ago)", card.inner_text())
+    routed = page.locator(f".card[data-id='{cast.tasks['find0']}'] time")
+    assert re.fullmatch(r"waiting (< 1 min|\d+ (min|h|d))", routed.inner_text())
 
 
 def test_the_inbox_is_offered_to_people_only(served, page) -> None:

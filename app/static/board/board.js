@@ -11,11 +11,14 @@
   ];
   const TERMINAL = new Set(["completed", "rejected", "cancelled"]);
   // The gate and the result policy pass a task through these within the call that enters
-  // them: they never hold one between calls, so an empty one is drawn as a narrow strip.
+  // them: they never hold one between calls. (Any empty column is drawn as a narrow strip,
+  // so the columns that hold tasks get the width.)
   const PASSING = new Set(["requested", "verifying"]);
   const TOKEN_KEY = "prickle.token";
   const PAGE = 500;
-  const LONG_TITLE = 36; // characters: a longer title may not fit three lines of a narrow card
+  const SHORT_TITLE = 24; // characters: a shorter title fits three lines of any card
+  // States in which a task waits for someone to act: its card says for how long.
+  const WAITS = new Set(["routed", "waiting", "approval", "returned"]);
   // Liveness: a ping after 1 s without a word from the server; 2.5 s without one (no pong)
   // and the connection counts as lost, so the board says so within 3 s.
   const PING_AFTER_MS = 1000;
@@ -98,10 +101,29 @@
     });
   }
 
+  // How long since: "< 1 min", "3 min", "2 h", "5 d".
+  function lasted(iso, now = Date.now()) {
+    const s = Math.round((now - instant(iso).getTime()) / 1000);
+    if (!Number.isFinite(s)) return String(iso);
+    if (s < 60) return "< 1 min";
+    if (s < 3600) return `${Math.floor(s / 60)} min`;
+    if (s < 86400) return `${Math.floor(s / 3600)} h`;
+    return `${Math.floor(s / 86400)} d`;
+  }
+
+  // A <time> that counts how long since `iso`: "waiting 3 h".
+  function since(iso, prefix) {
+    return h("time", {
+      datetime: iso, "data-prefix": prefix, "data-lasted": "1", title: instant(iso).toLocaleString(),
+      text: `${prefix}${lasted(iso)}`,
+    });
+  }
+
   function tick() {
     const now = Date.now();
     for (const t of document.querySelectorAll("time[datetime]")) {
-      t.textContent = `${t.dataset.prefix || ""}${ago(t.getAttribute("datetime"), now)}`;
+      const iso = t.getAttribute("datetime");
+      t.textContent = `${t.dataset.prefix || ""}${t.dataset.lasted ? lasted(iso, now) : ago(iso, now)}`;
     }
   }
 
@@ -341,6 +363,25 @@
       this.selected = null;
       this.filter = {};
       this.onChange = () => {};
+      // A "more" button only on a card whose title does not fit its three lines, checked
+      // when the card comes into view (and again when the columns change width).
+      this.clamped = new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          this.clamped.unobserve(entry.target);
+          this.fitTitle(entry.target);
+        }
+      });
+      let resized = 0;
+      addEventListener("resize", () => {
+        clearTimeout(resized);
+        resized = setTimeout(() => {
+          for (const { el, task } of this.cards.values()) {
+            const title = task.display_title || task.packet?.task || task.id;
+            if (title.length > SHORT_TITLE && !el.classList.contains("expanded")) this.clamped.observe(el);
+          }
+        }, 200);
+      });
       this.build();
     }
 
@@ -349,7 +390,7 @@
         const count = h("span", { class: "n", text: "0" });
         const list = h("ol", { class: "cards", "data-state": state, "aria-label": state });
         const col = h("section", {
-          class: `column${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing strip" : ""}`,
+          class: `column strip${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing" : ""}`,
           "data-state": state,
         }, h("h2", null, h("span", { text: state }), count), list);
         this.columns.set(state, { col, list, count, n: 0 });
@@ -376,7 +417,7 @@
     count(column, delta) {
       column.n += delta;
       column.count.textContent = String(column.n);
-      column.col.classList.toggle("strip", column.col.classList.contains("passing") && column.n === 0);
+      column.col.classList.toggle("strip", column.n === 0);
     }
 
     // The whole title (three lines, then "more"), and a line that tells cards apart.
@@ -386,15 +427,13 @@
         h("span", { class: "tag", text: task.packet?.deliverable_type }),
         h("span", { class: "who", text: task.assignee }),
         task.waiting_on && h("span", { class: "tag wait", text: `on ${task.waiting_on}` }),
-        when(task.created_at, "made "));
+        WAITS.has(task.state) ? since(task.updated_at, "waiting ")
+          : when(task.updated_at, TERMINAL.has(task.state) ? "ended " : "last move "));
       const el = h("li", {
         class: "card", tabindex: "0", "data-id": task.id, "data-state": task.state,
         "data-version": String(task.version), title: task.packet?.task,
-      }, h("div", { class: "t", text: title }),
-      title.length > LONG_TITLE && h("button", {
-        type: "button", class: "expand", "aria-expanded": "false", text: "more",
-        "aria-label": "more of the title",
-      }), meta);
+      }, h("div", { class: "t", text: title }), meta);
+      if (title.length > SHORT_TITLE) this.clamped.observe(el);
       if (task.id === this.selected) el.classList.add("selected");
       if (!this.matches(task)) el.hidden = true;
       return el;
@@ -428,6 +467,19 @@
       this.schedule();
       this.onChange();
       this.showFirstHeld();
+    }
+
+    fitTitle(card) {
+      if (card.classList.contains("expanded")) return;
+      const t = card.querySelector(".t");
+      const cut = t.scrollHeight > t.clientHeight + 1;
+      const button = card.querySelector(".expand");
+      if (cut && !button) {
+        t.after(h("button", {
+          type: "button", class: "expand", "aria-expanded": "false", text: "more",
+          "aria-label": "more of the title",
+        }));
+      } else if (!cut && button) button.remove();
     }
 
     // On a narrow screen (one column at a time) the board opens on the first that holds a task.
