@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from axe import every_violation
-from factory import ALICE, BOB, CAROL, CODER, call, drive, give, packet, setup
+from factory import ALICE, BOB, CAROL, CODER, call, drive, evidence, give, packet, result, setup
 from server import Server, module_database, start
 from test_board import ARTIFACTS, browser, page, wait_until  # noqa: F401 (the fixtures)
 
@@ -63,6 +63,13 @@ async def seed(url: str) -> Cast:
             "send_back": (await drive(store, "approval")).id,
             "reject_it": (await drive(store, "approval")).id,
         }
+        evidenced = await drive(store, "working", project="review", display_title="Evidenced")
+        items = [
+            evidence([0], url="https://ci.example/runs/7"),
+            evidence(kind="note", summary="The PR is open", url="https://git.example/pr/7"),
+        ]
+        await call(store, "return_result", CODER, evidenced.id, result=result(items))
+        tasks["evidenced"] = evidenced.id
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
         tasks["handed"] = handed.id
@@ -628,6 +635,31 @@ def test_what_is_asked_stands_above_the_form_that_answers_it(served, page) -> No
     handed = cast.tasks["handed"]
     detail = show_task(page, handed)
     assert "The schema is missing" in detail.locator(".asked").inner_text()
+    assert every_violation(page, "#detail") == []
+
+
+def test_above_the_form_stands_all_a_decision_needs(served, page) -> None:
+    server, cast = served
+    task_id = cast.tasks["evidenced"]
+    detail = open_task(page, server, cast.alice, "review", task_id)
+    asked = detail.locator(".asked")
+    text = asked.inner_text()
+    assert "The PR is open" in text  # evidence that cites no criterion, too
+    assert asked.locator("a[href='https://git.example/pr/7']").count() == 1
+    assert asked.locator("a[href='https://ci.example/runs/7']").count() == 1
+    uncovered = asked.locator(".asked-criteria > li", has_text="it is documented")
+    assert "no evidence" in uncovered.inner_text()
+    assert "returned by bob/coder" in text and re.search(r"waiting (< 1 min|\d+ (min|h|d))", text)
+    shot(page, "board-asked-evidence.png")
+    assert every_violation(page, "#detail") == []
+
+    page.evaluate("sessionStorage.clear()")
+    detail = open_task(page, server, cast.bob, "held", cast.tasks["held_for_inbox"])
+    text = detail.locator(".asked").inner_text()
+    assert "bob's permission gate holds handoffs like this one" in text, text
+    assert "alice/planner" in text and "project held" in text
+    assert "gate rule" not in text  # the rule's id only under "details"
+    assert re.search(r"waiting (< 1 min|\d+ (min|h|d))", text)
     assert every_violation(page, "#detail") == []
 
 

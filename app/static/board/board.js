@@ -994,21 +994,42 @@
     return entered ? { note: entered.note, actor: entered.actor, at: entered.at, verb: entered.verb } : null;
   }
 
-  const byLine = (asked) => (asked ? [" by ", h("strong", { text: asked.actor || "the server" }), ", ", when(asked.at)] : []);
+  const waited = (asked) => (asked?.at ? [", ", since(asked.at, "waiting ")] : []);
+  const byLine = (asked) => (asked ? [" by ", h("strong", { text: asked.actor || "the server" }), ", ", when(asked.at), ...waited(asked)] : []);
 
-  // The result under decision: its summary, then each criterion with the evidence for it.
+  // One evidence item as the decision needs it: its kind, summary and link.
+  const evidenceLine = (e, n) => h("li", null, `#${n + 1} `, h("span", { class: "tag", text: e.kind }), ` ${e.summary}`,
+    e.url ? [" ", webLink(e.url)] : "");
+
+  // The result under decision: its summary, each criterion with the evidence for it, then
+  // the evidence that cites no criterion (a note, a link to the change): all of it.
   function underDecision(t) {
     const r = t.result;
     if (!r) return null;
     const evidence = r.evidence || [];
+    const general = evidence.map((e, n) => [e, n]).filter(([e]) => !e.criteria?.length);
     return [
       pre(r.summary),
       h("ol", { class: "asked-criteria" }, (t.packet.acceptance_criteria || []).map((c, i) => {
         const items = evidence.map((e, n) => [e, n]).filter(([e]) => e.criteria?.includes(i));
         return h("li", null, h("span", { text: c }), items.length
-          ? h("ul", null, items.map(([e, n]) => h("li", null, `#${n + 1} `, h("span", { class: "tag", text: e.kind }), ` ${e.summary}`)))
-          : h("span", { class: "tag bad", text: " no evidence" }));
+          ? h("ul", null, items.map(([e, n]) => evidenceLine(e, n)))
+          : [" ", h("span", { class: "tag bad", text: "no evidence" })]);
       })),
+      general.length ? [h("p", { class: "asked-sub", text: "Evidence for no criterion in particular" }),
+        h("ul", { class: "asked-general" }, general.map(([e, n]) => evidenceLine(e, n)))] : null,
+    ];
+  }
+
+  // A held handoff: which gate holds it and what for, in words (the rule's id is a detail).
+  function heldSection(t, asked) {
+    const owner = (t.assignee || "").split("/")[0];
+    const from = t.requester || who(t.requested_by) || "someone";
+    const rule = /gate rule (\S+)/.exec(asked?.note || "")?.[1];
+    return [
+      h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
+        + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`),
+      rule ? h("details", { class: "ids" }, h("summary", { text: "details" }), h("p", { class: "muted", text: `gate rule ${rule}` })) : null,
     ];
   }
 
@@ -1024,7 +1045,7 @@
     }
     if (t.state === "waiting" && t.waiting_on === "stopped") return block("Stopped", note("No reason was given."), ...byLine(asked));
     if (t.state === "waiting" && t.waiting_on === "owner_approval") {
-      return block("Handoff held for the assignee's owner", note("The permission gate holds it for approval."), ...byLine(asked));
+      return block("Handoff held for approval", heldSection(t, asked), ...waited(asked));
     }
     if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
     if (t.state === "working" && t.result?.status === "rejected") {
@@ -1034,7 +1055,11 @@
         [r.reason ? pre(r.reason) : h("p", { class: "muted", text: "No reason was given." }), verdictList(t)],
         " by ", h("strong", { text: by }), `, revision ${r.revision}`);
     }
-    if (t.state === "approval") return block("Result to decide", underDecision(t), ` revision ${t.result?.revision ?? ""}`);
+    if (t.state === "approval") {
+      const r = t.result;
+      return block("Result to decide", underDecision(t), ` revision ${r?.revision ?? ""}`,
+        r?.returned_by ? [", returned by ", h("strong", { text: r.returned_by })] : "", ...waited(r && { at: r.returned_at }));
+    }
     return null;
   }
 
