@@ -61,6 +61,7 @@ async def seed(url: str) -> Cast:
             "approval_phone": (await drive(store, "approval")).id,
             "question_phone": (await drive(store, "waiting", "human", "working")).id,
             "send_back": (await drive(store, "approval")).id,
+            "question_offline": (await drive(store, "waiting", "human", "working")).id,
             "reject_it": (await drive(store, "approval")).id,
         }
         evidenced = await drive(store, "working", project="review", display_title="Evidenced")
@@ -391,6 +392,47 @@ def test_a_refused_move_is_shown_in_words_with_its_code_and_changes_nothing(serv
     assert status.inner_text().endswith(f"({acted['code']})")
     assert task_of(server, task_id, cast.alice)["state"] == "returned"
     assert column_of(page, task_id) == "returned"
+
+
+def test_a_move_the_network_stopped_is_said_in_words_and_sent_again(served, browser) -> None:
+    server, cast = served
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    errors: list[str] = []  # offline, the browser logs failed requests: only script errors count
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        task_id = cast.tasks["question_offline"]
+        detail = open_task(tab, server, cast.alice, "work", task_id)
+        form = detail.locator("form[data-verb=answer]")
+        form.get_by_label("Answer").fill("Port 9090")
+        context.set_offline(True)
+        form.get_by_role("button", name="Answer").click()
+
+        status = tab.locator("#act-status.error")
+        status.wait_for()
+        said = status.inner_text()
+        assert "Can't reach the server" in said and "was not sent" in said, said
+        assert "Failed to fetch" not in said
+        shot(tab, "board-not-sent.png")
+        context.set_offline(False)
+        wait_until(tab, "prickleBoard.status === 'live'")
+        status.get_by_role("button", name="Send again").click()
+        done_as_own(tab, task_id, "working")
+        event = last_event(server, task_id, cast.alice)
+        assert (event["verb"], event["actor"]) == ("answer", "alice")
+
+        context.set_offline(True)
+        other = cast.tasks["handed"]
+        tab.evaluate(f"prickleBoard.open('{other}')")
+        failed = tab.locator("#detail-body .error")
+        failed.wait_for()
+        assert "Could not open this task: Can't reach the server" in failed.inner_text()
+        context.set_offline(False)
+        failed.get_by_role("button", name="Try again").click()
+        tab.locator(f"#detail [data-task='{other}']").wait_for()
+        assert errors == []
+    finally:
+        context.close()
 
 
 def test_what_a_person_typed_survives_a_live_refresh_of_the_panel(served, page) -> None:

@@ -137,12 +137,37 @@
     }
   }
 
+  // A failure in words a person understands; the code stays, in brackets, for a report.
+  function inWords(error) {
+    switch (error.code) {
+      case "unreachable": return "Can't reach the server";
+      case "forbidden": return "You may not do this to this task now";
+      case "not_found": return "This task is gone, or you no longer see it";
+      case "invalid_input": return `The server refused what was sent: ${error.message}`;
+      case "invalid_state": return `The task is no longer where this needs it: ${error.message}`;
+      case "turn_budget_exhausted": return "The task has used all of its turns";
+      case "unavailable": return "The server cannot do it just now (its database is away or it is busy)";
+      case "rate_limited": return "Too many requests just now";
+      case "internal": return "The server failed to do it";
+      case "http": return `The server answered ${error.message}`;
+      default: return error.message;
+    }
+  }
+  // Failures after which nothing was done, so sending again is safe (and a move carries
+  // expected_version: were the first to have been made after all, the second is refused).
+  const RESENDABLE = new Set(["unreachable", "unavailable", "rate_limited", "internal", "http"]);
+
   async function gql(token, query, variables = {}) {
-    const response = await fetch("/graphql", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
-    });
+    let response;
+    try {
+      response = await fetch("/graphql", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+    } catch {
+      throw new GraphQLError([{ message: "Can't reach the server", extensions: { code: "unreachable" } }]);
+    }
     let body;
     try { body = await response.json(); } catch { body = null; }
     if (body?.errors?.length) throw new GraphQLError(body.errors);
@@ -777,7 +802,7 @@
         more.hidden = complete;
         more.textContent = `Show ${Math.min(TIMELINE_PAGE, conn.total_count - loaded)} more`;
       } catch (error) {
-        counter.textContent = `Could not load the timeline: ${error.message} (${error.code})`;
+        counter.textContent = `Could not load the timeline: ${inWords(error)}.`;
       } finally {
         more.disabled = false;
       }
@@ -949,10 +974,16 @@
     }
   }
 
-  function actStatus(message, error = false) {
+  function actStatus(message, error = false, action = null) {
     const el = $("act-status");
     el.hidden = !message;
     el.textContent = message || "";
+    if (action) {
+      el.append(" ", h("button", { type: "button", class: "resend", text: action.label, onclick: (e) => {
+        e.currentTarget.disabled = true;
+        action.run();
+      } }));
+    }
     el.classList.toggle("error", error);
     el.setAttribute("role", error ? "alert" : "status");
   }
@@ -971,15 +1002,27 @@
       app.acted.push({ verb, task_id: taskId, ok: true });
       done(taskId, data?.[verb]?.state);
     } catch (error) {
-      app.mine.delete(taskId);
       app.acted.push({ verb, task_id: taskId, ok: false, code: error.code });
       if (error.code === "unauthenticated") return authFailed();
+      const label = VERBS[verb].label;
       if (error.code === "conflict") {
+        // Sent again after a failure, the first may have been made after all: if the task's
+        // next version is this move by this person, it is done, not a conflict.
+        await openDetail(taskId, true);
+        if (app.mine.get(taskId)?.done) return;
+        app.mine.delete(taskId);
         actStatus(`Not done: someone moved this task since you opened it (conflict: ${error.message}). `
           + "It has been refreshed; check it and act again.", true);
-        return openDetail(taskId, true);
+        return;
       }
-      actStatus(`Not done: ${error.message} (${error.code || "error"})`, true);
+      if (RESENDABLE.has(error.code)) {
+        // kept in app.mine: should it have been made after all, its event says so
+        actStatus(`Not done: ${inWords(error)}; your ${label.toLowerCase()} was not sent (${error.code}).`, true,
+          { label: "Send again", run: () => act(taskId, version, verb, values, form) });
+        return;
+      }
+      app.mine.delete(taskId);
+      actStatus(`Not done: ${inWords(error)} (${error.code || "error"})`, true);
     } finally {
       button.disabled = false;
     }
@@ -1148,6 +1191,10 @@
     const was = el.dataset.state;
     el.dataset.state = state;
     if (state === "live") app.lastHeard = null;
+    if (state === "live" && app.loadFailed && app.loadFailed === app.project) {
+      app.loadFailed = null;
+      load(app.project);
+    }
     else if ((state === "reconnecting" || state === "offline") && app.lastHeard == null) {
       app.lastHeard = app.live?.lastMessage || Date.now();
     }
@@ -1233,7 +1280,7 @@
       app.me = (await gql(token, Q_ME)).me;
     } catch (error) {
       const message = error.code === "unauthenticated" ? "The server did not accept this token."
-        : `Could not reach the server: ${error.message}`;
+        : `Could not sign in: ${inWords(error)}.`;
       return askToken(message);
     }
     sessionStorage.setItem(TOKEN_KEY, token);
@@ -1332,7 +1379,8 @@
     } catch (error) {
       if (loadId !== app.loadId) return;
       if (error.code === "unauthenticated") return authFailed();
-      notice(`Could not load the board: ${error.message}`, true);
+      notice(`Could not load the board: ${inWords(error)}. It is read again when the connection is back.`, true);
+      app.loadFailed = project;
     }
   }
 
@@ -1370,7 +1418,10 @@
       if (!quiet) $("detail-title")?.focus({ preventScroll: true });
     } catch (error) {
       if (error.code === "unauthenticated") return authFailed();
-      $("detail-body").replaceChildren(h("p", { class: "error", text: error.message }));
+      if (app.openId !== id) return;
+      $("detail-body").replaceChildren(h("p", { class: "error", role: "alert" },
+        `Could not open this task: ${inWords(error)}. `,
+        h("button", { type: "button", class: "resend", text: "Try again", onclick: () => openDetail(id) })));
     }
   }
 
@@ -1492,7 +1543,8 @@
 
   function inboxFailed(error) {
     if (error.code === "unauthenticated") return authFailed();
-    $("inbox-list").replaceChildren(h("li", { class: "error", text: `Could not load the inbox: ${error.message} (${error.code})` }));
+    $("inbox-list").replaceChildren(h("li", { class: "error" }, `Could not load the inbox: ${inWords(error)}. `,
+      h("button", { type: "button", class: "resend", text: "Try again", onclick: () => loadInbox().catch(inboxFailed) })));
   }
 
   // A move of a task in the inbox, or into a state that waits on someone, reads it again.
