@@ -71,6 +71,14 @@ async def seed(url: str) -> Cast:
         ]
         await call(store, "return_result", CODER, evidenced.id, result=result(items))
         tasks["evidenced"] = evidenced.id
+        denied = await drive(store, "waiting", "owner_approval", display_title="Denied by bob")
+        await call(store, "deny_task", BOB, denied.id, reason="Not in this quarter")
+        tasks["denied"] = denied.id
+        sent_back = await drive(store, "approval", display_title="Sent back to work")
+        verdicts = [{"criterion": 1, "accepted": False, "note": "No README section"}]
+        decision = {"decision": "request_changes", "verdicts": verdicts, "reason": "Document it"}
+        await call(store, "decide_result", ALICE, sent_back.id, **decision)
+        tasks["sent_back"] = sent_back.id
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
         tasks["handed"] = handed.id
@@ -703,6 +711,30 @@ def test_above_the_form_stands_all_a_decision_needs(served, page) -> None:
     assert "gate rule" not in text  # the rule's id only under "details"
     assert re.search(r"waiting (< 1 min|\d+ (min|h|d))", text)
     assert every_violation(page, "#detail") == []
+
+
+def test_words_come_first_and_axe_finds_nothing_in_any_view(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=review&inbox=1")
+    assert every_violation(page) == []  # the board and the inbox
+    for name, says in [
+        ("evidenced", "no evidence"),  # an uncovered criterion
+        ("sent_back", "Changes requested"),
+        ("denied", "denied"),
+        ("held_for_inbox", "permission gate"),
+    ]:
+        task_id = cast.tasks[name]
+        detail = show_task(page, task_id)
+        shown = detail.inner_text()
+        assert says in shown, (name, shown)
+        head = shown.split("\nACT\n")[0]
+        assert task_id not in head and "_" not in head, head  # no ids, no verbs up front
+        assert every_violation(page, "#detail") == [], name
+    details = page.locator("#detail details.ids").first
+    details.locator("summary").click()
+    opened = details.inner_text()
+    assert cast.tasks["held_for_inbox"] in opened and "cancel_task" in opened
+    shot(page, "board-details.png")
 
 
 def test_forms_come_in_the_likely_order_with_their_own_labels_and_no_default_decision(

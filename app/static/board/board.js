@@ -1114,6 +1114,30 @@
       h("textarea", { readonly: true, rows: "3", "aria-label": `what you typed in ${l.label}`, text: l.typed })));
   }
 
+  // Where the task stands, in a sentence.
+  function whereItStands(t) {
+    const owner = (t.assignee || "").split("/")[0];
+    switch (t.state) {
+      case "requested": return "the permission gate is deciding on it";
+      case "routed": return `waiting for ${t.assignee} to accept it`;
+      case "accepted": return `accepted by ${t.assignee}, not started yet`;
+      case "working": return `${t.assignee} is working on it`;
+      case "waiting":
+        if (t.waiting_on === "owner_approval") return `held until ${owner} approves the handoff`;
+        if (t.waiting_on === "human") return "waiting for a person's answer";
+        if (t.waiting_on === "agent") return `waiting for an answer from ${t.wait_agent || "an agent"}`;
+        if (t.waiting_on === "stopped") return "its run is stopped until someone resumes it";
+        return `waiting on ${t.waiting_on}`;
+      case "verifying": return "its result is being checked";
+      case "approval": return "its result waits for a decision";
+      case "returned": return "handed back to the requester";
+      case "completed": return "done: its result was accepted";
+      case "rejected": return t.result?.status === "rejected" ? "ended: its result was rejected" : "ended: it was denied or refused";
+      case "cancelled": return "cancelled";
+      default: return "";
+    }
+  }
+
   function detailView(data, open, timelineShown) {
     const t = data.as_protocol;
     const href = (id) => `?${new URLSearchParams({ project: t.project, task: id })}`;
@@ -1124,15 +1148,17 @@
     const body = [
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
       window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
-      h("p", null, h("span", { class: "tag", text: t.state }),
-        t.waiting_on ? [" ", h("span", { class: "tag wait", text: `waiting on ${t.waiting_on}` })] : "",
-        h("span", { class: "muted", text: ` ${t.id} · v${data.version}` })),
+      h("p", { class: "where" }, h("span", { class: "tag", text: t.state }), " ", whereItStands(t)),
       fields([
         ["project", t.project], ["assignee", t.assignee], ["requester", t.requester || "—"],
-        ["requested by", who(t.requested_by)], ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
-        ["turn budget", t.turn_budget ?? "unlimited"], ["created", when(t.created_at)], ["updated", when(t.updated_at)],
-        ["viewer may", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "nothing"],
+        ["created", when(t.created_at)], ["last move", when(t.updated_at)],
       ]),
+      h("details", { class: "ids" }, h("summary", { text: "details" }), fields([
+        ["task id", t.id], ["version", data.version], ["requested by", who(t.requested_by)],
+        ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
+        ["turn budget", t.turn_budget ?? "unlimited"], ["waiting on", t.waiting_on || undefined],
+        ["verbs you may use", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "none"],
+      ])),
       h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
       actSection(t, data.version, data.allowed_verbs || []),
       h("h3", { text: "Packet" }),
