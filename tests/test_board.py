@@ -10,6 +10,7 @@ test-artifacts/.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import socket
@@ -25,9 +26,8 @@ import httpx
 import pytest
 from axe import every_violation
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
-from server import ROOT, Server, module_database, start
 from live import last_cursor
-from server import free_port
+from server import ROOT, Server, free_port, module_database, start
 
 from app.service import admin
 from app.storage.migrate import upgrade
@@ -281,10 +281,8 @@ class Proxy:
 
 
 def _end(end: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         end.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
     end.close()
 
 
