@@ -627,6 +627,40 @@ def test_the_panel_is_reachable_by_keyboard_and_every_control_is_labelled(served
     assert page.evaluate("document.activeElement.dataset.id") == task_id
 
 
+def test_arrow_keys_move_between_cards_and_columns_and_i_opens_the_inbox(served, page) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=work")
+    focusable = "document.querySelectorAll('#board .card[tabindex=\"0\"]').length"
+    assert page.evaluate(focusable) == 1  # the board is one Tab stop, not one per card
+    at = "(() => { const c = document.activeElement.closest('.card');"
+    at += " return c && [c.closest('.column').dataset.state, c.dataset.id]; })()"
+    page.focus("#board .card[tabindex='0']")
+    column, first = page.evaluate(at)
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(at)[0] == column and page.evaluate(at)[1] != first
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(at) == [column, first]
+    page.keyboard.press("ArrowRight")
+    right = page.evaluate(at)
+    assert right and right[0] != column
+    assert page.evaluate(focusable) == 1
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(at) == [column, first]
+
+    page.keyboard.press("i")
+    assert page.locator("#inbox").is_visible()
+    item = page.evaluate("document.activeElement.closest('#inbox-list [data-id]')?.dataset.id")
+    assert item in page.evaluate("prickleBoard.inbox")
+    page.keyboard.press("Enter")
+    page.locator(f"#detail [data-task='{item}'] form.verb").first.wait_for()
+    assert page.evaluate("document.activeElement.id") == "detail-title"
+    page.keyboard.press("Tab")
+    first_form = page.evaluate("document.querySelector('#detail form.verb').dataset.verb")
+    assert first_form in ("decide_result", "answer", "approve_handoff"), first_form
+    assert page.evaluate("document.activeElement.closest('form.verb')?.dataset.verb") == first_form
+    assert every_violation(page) == []
+
+
 def test_the_board_and_the_panel_are_readable_360_pixels_wide(served, browser) -> None:
     server, cast = served
     context = browser.new_context(viewport={"width": 360, "height": 740})
@@ -727,7 +761,7 @@ def test_words_come_first_and_axe_finds_nothing_in_any_view(served, page) -> Non
         detail = show_task(page, task_id)
         shown = detail.inner_text()
         assert says in shown, (name, shown)
-        head = shown.split("\nACT\n")[0]
+        head = shown.split("\nACT\n")[0] + shown.split("\nTASK\n")[1].split("\nPACKET\n")[0]
         assert task_id not in head and "_" not in head, head  # no ids, no verbs up front
         assert every_violation(page, "#detail") == [], name
     details = page.locator("#detail details.ids").first

@@ -386,6 +386,7 @@
       this.frame = 0;
       this.ready = false;
       this.selected = null;
+      this.current = null; // the card in the Tab order (rove)
       this.filter = {};
       this.onChange = () => {};
       // A "more" button only on a card whose title does not fit its three lines, checked
@@ -455,7 +456,7 @@
         WAITS.has(task.state) ? since(task.updated_at, "waiting ")
           : when(task.updated_at, TERMINAL.has(task.state) ? "ended " : "last move "));
       const el = h("li", {
-        class: "card", tabindex: "0", "data-id": task.id, "data-state": task.state,
+        class: "card", tabindex: task.id === this.current ? "0" : "-1", "data-id": task.id, "data-state": task.state,
         "data-version": String(task.version), title: task.packet?.task,
       }, h("div", { class: "t", text: title }), meta);
       if (title.length > SHORT_TITLE) this.clamped.observe(el);
@@ -489,6 +490,7 @@
       }));
       this.ready = true;
       this.recount();
+      this.keepCurrent();
       this.schedule();
       this.onChange();
       this.showFirstHeld();
@@ -502,7 +504,7 @@
       if (cut && !button) {
         t.after(h("button", {
           type: "button", class: "expand", "aria-expanded": "false", text: "more",
-          "aria-label": "more of the title",
+          "aria-label": "more of the title", tabindex: card.dataset.id === this.current ? "0" : "-1",
         }));
       } else if (!cut && button) button.remove();
     }
@@ -546,6 +548,7 @@
       metrics.applies.push({ tasks: batch.length, ms });
       if (metrics.applies.length > 200) metrics.applies.shift();
       this.recount();
+      this.keepCurrent();
       this.onChange(batch);
       metrics.drawnAt = performance.now();
     }
@@ -575,6 +578,51 @@
       for (const { el, task } of this.cards.values()) el.hidden = !this.matches(task);
       for (const [state, c] of this.columns) c.col.hidden = Boolean(filter.state) && filter.state !== state;
       this.recount();
+      this.keepCurrent();
+    }
+
+    // Keyboard: one card of the board is in the Tab order (the current one); the arrow keys
+    // move between cards (up, down) and between the columns that show cards (left, right).
+    rove(el) {
+      const old = this.cards.get(this.current)?.el;
+      if (old && old !== el) {
+        old.tabIndex = -1;
+        const b = old.querySelector(".expand");
+        if (b) b.tabIndex = -1;
+      }
+      this.current = el?.dataset.id ?? null;
+      if (!el) return;
+      el.tabIndex = 0;
+      const b = el.querySelector(".expand");
+      if (b) b.tabIndex = 0;
+    }
+
+    // The current card stays one that is shown: the first of the first column, when it is not.
+    keepCurrent() {
+      const el = this.cards.get(this.current)?.el;
+      if (el && el.isConnected && !el.hidden) return;
+      const first = [...this.columns.values()].filter((c) => !c.col.hidden)
+        .map((c) => [...c.list.children].find((x) => !x.hidden)).find(Boolean);
+      this.rove(first || null);
+    }
+
+    visibleIn(column) {
+      return [...column.list.children].filter((x) => !x.hidden);
+    }
+
+    step(card, key) {
+      const column = this.columns.get(card.dataset.state);
+      const here = this.visibleIn(column);
+      const at = here.indexOf(card);
+      if (key === "ArrowDown") return here[at + 1];
+      if (key === "ArrowUp") return here[at - 1];
+      if (key === "Home") return here[0];
+      if (key === "End") return here[here.length - 1];
+      const shown = [...this.columns.values()].filter((c) => !c.col.hidden && this.visibleIn(c).length);
+      const next = shown[shown.indexOf(column) + (key === "ArrowRight" ? 1 : -1)];
+      if (!next) return null;
+      const there = this.visibleIn(next);
+      return there[Math.min(at, there.length - 1)];
     }
 
     filtered() {
@@ -1068,12 +1116,8 @@
   function heldSection(t, asked) {
     const owner = (t.assignee || "").split("/")[0];
     const from = t.requester || who(t.requested_by) || "someone";
-    const rule = /gate rule (\S+)/.exec(asked?.note || "")?.[1];
-    return [
-      h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
-        + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`),
-      rule ? h("details", { class: "ids" }, h("summary", { text: "details" }), h("p", { class: "muted", text: `gate rule ${rule}` })) : null,
-    ];
+    return h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
+      + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`);
   }
 
   // What is being asked, drawn above the forms where the person acts on it.
@@ -1147,8 +1191,11 @@
       : h("p", { class: "muted", text: "none" }));
     const body = [
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
-      window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("p", { class: "where" }, h("span", { class: "tag", text: t.state }), " ", whereItStands(t)),
+      // the likely next move first: what is asked, then the forms, then the rest
+      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
+      actSection(t, data.version, data.allowed_verbs || []),
+      h("h3", { text: "Task" }),
       fields([
         ["project", t.project], ["assignee", t.assignee], ["requester", t.requester || "—"],
         ["created", when(t.created_at)], ["last move", when(t.updated_at)],
@@ -1158,9 +1205,9 @@
         ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
         ["turn budget", t.turn_budget ?? "unlimited"], ["waiting on", t.waiting_on || undefined],
         ["verbs you may use", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "none"],
+        ["held by gate rule", t.waiting_on === "owner_approval" ? /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
       ])),
-      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
-      actSection(t, data.version, data.allowed_verbs || []),
+      window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("h3", { text: "Packet" }),
       fields([["deliverable", t.packet.deliverable_type]]),
       pre(t.packet.task),
@@ -1643,6 +1690,17 @@
       if (e.target.closest(".expand")) return;
       const card = e.target.closest(".card");
       if (card && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); openDetail(card.dataset.id); }
+      if (card && ["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) {
+        const next = app.board.step(card, e.key);
+        e.preventDefault();
+        if (!next) return;
+        app.board.rove(next);
+        next.focus();
+      }
+    });
+    $("board").addEventListener("focusin", (e) => {
+      const card = e.target.closest(".card");
+      if (card && card.dataset.id !== app.board.current) app.board.rove(card);
     });
     $("detail-close").addEventListener("click", closeDetail);
     const params = new URLSearchParams(location.search);
@@ -1664,7 +1722,16 @@
       if (id) openDetail(id);
     });
     if (params.get("inbox")) showInbox(true);
-    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && app.openId) closeDetail(); });
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && app.openId) return closeDetail();
+      // "i": the inbox, its first item focused (not while typing, nor with a modifier)
+      const typing = e.target.closest?.("input, textarea, select, [contenteditable], dialog");
+      if (e.key === "i" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && app.inboxOffered) {
+        e.preventDefault();
+        showInbox(true);
+        ($("inbox-list").querySelector("button") || $("inbox-toggle")).focus();
+      }
+    });
     $("project-form").addEventListener("submit", (e) => {
       e.preventDefault();
       app.project = $("project").value.trim();
