@@ -79,6 +79,9 @@ async def seed(url: str) -> Cast:
         decision = {"decision": "request_changes", "verdicts": verdicts, "reason": "Document it"}
         await call(store, "decide_result", ALICE, sent_back.id, **decision)
         tasks["sent_back"] = sent_back.id
+        for i in range(3):  # bob approves these together from his inbox
+            held = await drive(store, "waiting", "owner_approval", display_title=f"Bulk {i}")
+            tasks[f"bulk{i}"] = held.id
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
         tasks["handed"] = handed.id
@@ -511,6 +514,50 @@ def test_the_inbox_gathers_results_and_questions_from_every_project(served, page
     page.locator(
         f"#detail [data-task='{cast.tasks['asks_alice']}'] form[data-verb=answer]"
     ).wait_for()
+
+
+def test_the_inbox_is_a_queue_grouped_oldest_first_with_handoffs_approved_together(
+    served, page
+) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=work&inbox=1")
+    groups = page.evaluate(
+        "[...document.querySelectorAll('#inbox-list [data-group]')].map(g => g.dataset.group)"
+    )
+    assert groups[:1] == ["decide"] and "answer" in groups, groups  # what is asked, decide first
+    answer = page.locator("[data-group=answer] [data-id] time")
+    since = answer.evaluate_all("ts => ts.map(t => t.getAttribute('datetime'))")
+    assert since == sorted(since), since  # oldest waiting first
+    page.locator("#inbox-project").select_option("review")
+    shown = page.evaluate(
+        "[...document.querySelectorAll('#inbox-list [data-id]')].map(e => e.dataset.id)"
+    )
+    assert shown and all(page.evaluate("prickleBoard.inbox").count(i) == 1 for i in shown)
+    assert cast.tasks["asks_alice"] not in shown and cast.tasks["narrow"] in shown
+    assert every_violation(page, "#inbox") == []
+
+    page.evaluate("sessionStorage.clear()")
+    sign_in(page, server, cast.bob, "project=held&inbox=1")
+    bulk = [cast.tasks[f"bulk{i}"] for i in range(3)]
+    for task_id in bulk:
+        page.locator(f"[data-group=approve] [data-id='{task_id}'] input[type=checkbox]").check()
+    page.evaluate("prickleBoard.pauseConnection()")  # the inbox cannot hear of the move below
+    move = {"task_id": bulk[2], "reason": "Not needed after all"}
+    server.run_data("mutations/cancel_task", move, cast.alice)
+    page.get_by_role("button", name="Approve selected").click()
+
+    outcome = page.locator("#inbox-outcome")
+    outcome.filter(has_text="Approved 2 of 3").wait_for()
+    for task_id in bulk[:2]:
+        assert "approved" in outcome.locator(f"[data-outcome='{task_id}']").inner_text()
+        assert last_event(server, task_id, cast.bob)["verb"] == "approve_handoff"
+    refused = outcome.locator(f"[data-outcome='{bulk[2]}']").inner_text()
+    assert "not done" in refused and "someone moved it" in refused, refused
+    assert task_of(server, bulk[2], cast.bob)["state"] == "cancelled"  # one request each
+    shot(page, "board-inbox-bulk.png")
+    page.evaluate("prickleBoard.resumeConnection()")
+    for task_id in bulk:
+        page.locator(f"#inbox-list [data-id='{task_id}']").wait_for(state="detached")
 
 
 def test_the_inbox_of_someone_with_nothing_waiting_is_empty(served, page) -> None:

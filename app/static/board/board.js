@@ -46,7 +46,8 @@
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
   // The inbox: what waits on the viewer, in every project, read from the server a page at a
   // time; a move of a task in it, or of a task now waiting, makes the board read it again.
-  const INBOX_PAGE = 50;
+  const INBOX_PAGE = 200;
+  const INBOX_CAP = 1000; // the inbox is read whole (to group and sort it) up to this many
   const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
     inbox(first: $first, after: $after) { total_count page_info { has_next_page end_cursor }
       edges { node { ${CARD} events { ${ASKED} } } } } }`;
@@ -1252,6 +1253,9 @@
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
     inboxTimer: 0,
+    inboxProject: "", // the inbox's project filter
+    inboxShown: new Map(), // group -> items shown
+    inboxPicked: new Set(), // held handoffs selected to approve together
     inboxLoads: 0,
     mine: new Map(), // task id -> the move the panel sent on it (ownMove)
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
@@ -1567,51 +1571,112 @@
     return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
   }
 
-  function inboxItem(t) {
+  // The inbox as a work queue: grouped by what is asked, oldest waiting first, filtered by
+  // project; held handoffs can be approved several at once.
+  const ASKS = [
+    { key: "decide", title: "Results to decide", has: (t) => t.state === "approval" },
+    { key: "approve", title: "Handoffs to approve", has: (t) => t.waiting_on === "owner_approval" },
+    { key: "answer", title: "Questions to answer", has: (t) => t.waiting_on === "human" || t.waiting_on === "agent" },
+  ];
+  const GROUP_SHOWN = 20;
+  const waitingSince = (t) => askedOf(t, t.events)?.at || t.updated_at;
+
+  function inboxItem(t, selectable) {
     const asked = askedOf(t, t.events);
     const question = t.state === "waiting" && ["human", "agent"].includes(t.waiting_on) && asked?.note;
-    return h("li", { "data-id": t.id },
+    const title = t.display_title || t.packet?.task || t.id;
+    return h("li", { "data-id": t.id, class: selectable ? "selectable" : null },
+      selectable ? h("input", { type: "checkbox", class: "pick", "data-pick": t.id, "aria-label": `select ${title}`,
+        checked: app.inboxPicked.has(t.id) }) : null,
       h("button", { type: "button", class: "inbox-item", "data-open": t.id },
-        h("span", { class: "t", text: t.display_title || t.packet?.task || t.id }),
+        h("span", { class: "t", text: title }),
         question ? h("span", { class: "q", text: `“${question}”` }) : null,
         h("span", { class: "m" },
           h("span", { class: "tag wait", text: why(t) }),
           h("span", { class: "tag", text: t.project }),
           h("span", { text: `${t.assignee}${t.requester ? ` for ${t.requester}` : ""}` }),
-          when(t.updated_at))));
+          since(waitingSince(t), "waiting "))));
   }
 
   function drawInbox() {
-    const tasks = app.inbox;
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    const more = app.inboxCursor && tasks.length < app.inboxTotal
-      ? h("li", null, h("button", { type: "button", class: "more", id: "inbox-more",
-        text: `Show ${Math.min(INBOX_PAGE, app.inboxTotal - tasks.length)} more` }))
-      : null;
-    $("inbox-list").replaceChildren(...(tasks.length ? tasks.map(inboxItem) :
-      [h("li", { class: "muted", text: "Nothing waits on you." })]), more || "");
+    const projects = [...new Set(app.inbox.map((t) => t.project))].sort();
+    const filter = $("inbox-project");
+    if (app.inboxProject && !projects.includes(app.inboxProject)) app.inboxProject = "";
+    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inbox.length})` }),
+      ...projects.map((p) => h("option", { value: p, text: `${p} (${app.inbox.filter((t) => t.project === p).length})` })));
+    filter.value = app.inboxProject;
+    const tasks = app.inbox.filter((t) => !app.inboxProject || t.project === app.inboxProject);
+    const groups = ASKS.map((a) => ({ ...a, tasks: tasks.filter(a.has)
+      .sort((x, y) => (waitingSince(x) < waitingSince(y) ? -1 : 1)) })).filter((g) => g.tasks.length);
+    const capped = app.inboxCursor ? h("p", { class: "muted", text: `The first ${app.inbox.length} of ${app.inboxTotal} by task id.` }) : null;
+    $("inbox-list").replaceChildren(...(groups.length ? groups.map((g) => {
+      const shown = app.inboxShown.get(g.key) || GROUP_SHOWN;
+      const left = g.tasks.length - shown;
+      const bulk = g.key === "approve" ? h("div", { class: "bulk" },
+        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }),
+        h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": "all" })) : null;
+      return h("section", { class: "inbox-group", "data-group": g.key, "aria-label": g.title },
+        h("h3", { text: `${g.title} (${g.tasks.length})` }), bulk,
+        h("ul", { class: "inbox-items" }, g.tasks.slice(0, shown).map((t) => inboxItem(t, g.key === "approve"))),
+        left > 0 ? h("button", { type: "button", class: "more", "data-more": g.key,
+          text: `Show ${Math.min(GROUP_SHOWN, left)} more` }) : null);
+    }) : [h("p", { class: "muted", text: "Nothing waits on you." })]), capped || "");
   }
 
-  // Reads the inbox from its first page, as many items as were shown (at least a page).
-  async function loadInbox(more = false) {
+  // Reads the whole inbox (up to INBOX_CAP items), a page at a time, to group and sort it.
+  async function loadInbox() {
     const mine = ++app.inboxLoads;
-    const wanted = more ? app.inbox.length + INBOX_PAGE : Math.max(INBOX_PAGE, app.inbox.length);
     const found = [];
     let after = null;
     let page;
     do {
-      const first = Math.min(INBOX_PAGE * 2, wanted - found.length);
-      page = (await gql(app.token, Q_INBOX, { first, after })).inbox;
+      page = (await gql(app.token, Q_INBOX, { first: INBOX_PAGE, after })).inbox;
       found.push(...page.edges.map((e) => e.node));
       after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
-    } while (after && found.length < wanted);
+    } while (after && found.length < INBOX_CAP);
     if (mine !== app.inboxLoads) return;
     app.inbox = found;
     app.inboxTotal = page.total_count;
     app.inboxCursor = after;
     app.inboxReady = true;
     drawInbox();
+  }
+
+  // Approves the selected held handoffs: one request each, with the version it was shown at,
+  // each done or refused on its own; the outcome of each is listed.
+  async function approveSelected() {
+    const picked = app.inbox.filter((t) => app.inboxPicked.has(t.id) && t.waiting_on === "owner_approval");
+    const out = $("inbox-outcome");
+    if (!picked.length) {
+      out.hidden = false;
+      return out.replaceChildren(h("p", { text: "Select the handoffs to approve first." }));
+    }
+    out.hidden = false;
+    out.replaceChildren(h("p", { text: `Approving ${picked.length}…` }));
+    const results = await Promise.allSettled(picked.map((t) => {
+      const variables = { task_id: t.id, expected_version: t.version };
+      app.mine.set(t.id, { verb: "approve_handoff", version: t.version, done: false });
+      return gql(app.token, mutation("approve_handoff", variables), variables);
+    }));
+    const lines = results.map((r, i) => {
+      const t = picked[i];
+      const title = t.display_title || t.packet?.task || t.id;
+      app.acted.push({ verb: "approve_handoff", task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
+      if (r.status === "fulfilled") {
+        app.inboxPicked.delete(t.id);
+        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: "approved" }), ` ${title}`);
+      }
+      app.mine.delete(t.id);
+      const e = r.reason;
+      const words = e.code === "conflict" ? "someone moved it since the inbox was read" : inWords(e);
+      return h("li", { class: "bad", "data-outcome": t.id }, h("span", { class: "tag bad", text: "not done" }),
+        ` ${title}: ${words} (${e.code || "error"})`);
+    });
+    const ok = results.filter((r) => r.status === "fulfilled").length;
+    out.replaceChildren(h("p", { text: `Approved ${ok} of ${picked.length}.` }), h("ul", null, lines));
+    loadInbox().catch(inboxFailed);
   }
 
   function inboxFailed(error) {
@@ -1717,9 +1782,28 @@
     });
     $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
     $("inbox-list").addEventListener("click", (e) => {
-      if (e.target.closest("#inbox-more")) return loadInbox(true).catch(inboxFailed);
+      const more = e.target.closest("[data-more]")?.dataset.more;
+      if (more) {
+        app.inboxShown.set(more, (app.inboxShown.get(more) || GROUP_SHOWN) + GROUP_SHOWN);
+        return drawInbox();
+      }
+      const bulk = e.target.closest("[data-bulk]")?.dataset.bulk;
+      if (bulk === "approve") return approveSelected();
+      if (bulk === "all") {
+        for (const box of $("inbox-list").querySelectorAll("[data-pick]")) app.inboxPicked.add(box.dataset.pick);
+        return drawInbox();
+      }
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (id) openDetail(id);
+    });
+    $("inbox-list").addEventListener("change", (e) => {
+      const id = e.target.dataset?.pick;
+      if (!id) return;
+      if (e.target.checked) app.inboxPicked.add(id); else app.inboxPicked.delete(id);
+    });
+    $("inbox-project").addEventListener("change", (e) => {
+      app.inboxProject = e.target.value;
+      drawInbox();
     });
     if (params.get("inbox")) showInbox(true);
     document.addEventListener("keydown", (e) => {
