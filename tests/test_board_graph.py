@@ -182,6 +182,8 @@ def test_clicking_a_node_opens_its_task_in_the_detail_panel(family, page) -> Non
     page.focus(f".graph-drawing .node[data-id='{seeded.ids['top']}']")
     page.keyboard.press("Escape")
     assert page.locator(".graph-view").count() == 0
+    # the focus goes back to the chosen task's card, not to the page's body
+    assert page.evaluate("document.activeElement.dataset.id") == seeded.ids["top"]
 
 
 @needs_chromium

@@ -402,6 +402,7 @@
 
   function open(taskId, options = {}) {
     close();
+    const returnTo = document.activeElement; // where the focus goes back to, without a card
     const host = document.querySelector(".workspace") || document.body;
     const body = el("div", { class: "graph-body" });
     const heading = el("h2", { id: "graph-heading", text: "Task graph" });
@@ -426,17 +427,25 @@
     const narrow = window.matchMedia("(max-width: 900px)");
     const onOpen = (id) => { if (narrow.matches) close(); options.onOpen?.(id); };
     const view = show(body, taskId, { ...options, onOpen });
-    current = { section, host, view };
+    current = { section, host, view, returnTo };
     closer.focus();
     return view;
   }
 
+  // Closing gives the focus back: to the chosen task's card on the board, else to what
+  // opened the graph (the panel's Graph button), never to the page's body.
   function close() {
     if (!current) return;
-    current.view.close();
-    current.section.remove();
-    current.host.classList.remove("graphing");
+    const { view, section, host, returnTo } = current;
+    const hadFocus = section.contains(document.activeElement);
+    view.close();
+    section.remove();
+    host.classList.remove("graphing");
     current = null;
+    if (!hadFocus) return;
+    const card = view.chosen && document.querySelector(`.card[data-id="${CSS.escape(view.chosen)}"]`);
+    const back = card && card.offsetParent !== null ? card : returnTo?.isConnected ? returnTo : null;
+    back?.focus();
   }
 
   window.PrickleGraph = {
