@@ -54,7 +54,7 @@ LONG = "Reconcile the invoices of every customer in the northern region against 
 SPARES = 4  # routed tasks the tests move, one or more each
 RENDER_BUDGET_MS = 2000  # generous: a slow CI machine must not fail, a frozen page must
 FROM_TOKEN_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
-APPLY_BUDGET_MS = 250
+APPLY_BUDGET_MS = 2000  # a frozen page, not a loaded machine (the figures: docs/board.md)
 MISSED = 1000  # events made while the board is away
 CATCH_UP_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
 
