@@ -217,6 +217,7 @@
     }
 
     connect() {
+      if (this.offline && !this.stopped && !this.ws) this.onStatus("offline");
       if (this.stopped || this.ws || this.held || this.offline) return;
       clearTimeout(this.timer);
       this.onStatus(this.connections ? "reconnecting" : "connecting");
