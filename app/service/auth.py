@@ -1,13 +1,25 @@
 """Bearer tokens: only their sha256 is stored; a token names one person or one agent.
 
-A process keeps, per database, what it has learned of tokens (`Credentials`): a token's
-hash -> its id, the principal it names and its expiry, so that a request costs no read.
-An entry leaves the cache the moment the process learns that its token was revoked: at
-once for a revocation the process made itself (`announce_revoked`, after the commit); from
-the event hub for other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the
-revoking transaction; on SQLite, where `prickle token revoke` is the only other writer, a
-poll of the revocation count). Whatever else holds a token open (a WebSocket connection:
-app/api/ws.py) listens to the same announcements. An expired token is refused by the clock.
+No request authenticates on a token whose revocation has committed, whoever committed it
+(this process, another server, `prickle token revoke`, `prickle erase`): each request proves
+what it knows of its token against the database itself, never against an announcement that
+may still be on its way.
+
+- On a SQLite file, a process keeps what it has learned of tokens (`Credentials`: a token's
+  hash -> its id, the principal it names, its expiry), each entry marked with the file's
+  `PRAGMA data_version` read just before the token's row was (`Store.data_version`: it moves
+  whenever any other connection commits to the file). A request reads the version (a couple
+  of microseconds, no transaction) and uses the entry only while it is unchanged; after any
+  commit elsewhere it reads the token's row again, in a read transaction of its own.
+- On PostgreSQL there is no such number to read for nothing: every request reads its
+  token's row, one statement without BEGIN and COMMIT (`Store.read(alone=True)`).
+- An expired token is refused by the clock.
+
+What holds a token open (a WebSocket connection, a stream over SSE or A2A:
+app/service/holders.py) is closed on revocation as this process hears of it: at once for a
+revocation it made itself (`announce_revoked`, after the commit); from the event hub for
+other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the revoking
+transaction; on SQLite a poll of the revocation count), within 2 s.
 
 `last_used_at` is written at most once a minute per token and process: when the token is
 used in a later minute than the one this process last recorded for it.
@@ -67,6 +79,7 @@ class _Known:
     credential: Credential
     used: str | None  # the minute of last use this process recorded
     recorded_until: float = 0.0  # the POSIX time until which `used` is this minute
+    version: int | None = None  # the database's data_version before the row was read
 
 
 class Credentials:
@@ -156,9 +169,10 @@ async def credential_for(store: Store, authorization: str | None) -> Credential:
     when there is none, or it is unknown, revoked or expired."""
     digest = token_digest(_bearer(authorization))
     credentials = credentials_of(store)
+    version = store.data_version()  # before the row is read, if it is
     known = credentials.known.get(digest)
-    if known is None:
-        known = await _look_up(store, credentials, digest)
+    if known is None or version is None or known.version != version:
+        known = await _look_up(store, credentials, digest, version, known)
     at = now()
     if known.credential.expired(at):
         credentials.known.pop(digest, None)
@@ -176,17 +190,32 @@ def _bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-async def _look_up(store: Store, credentials: Credentials, digest: str) -> _Known:
+async def _look_up(
+    store: Store, credentials: Credentials, digest: str, version: int | None, was: _Known | None
+) -> _Known:
+    """The token's row, read now in a transaction of its own (begun after `version` was
+    read, so it sees at least what the version stands for); kept, marked with `version`,
+    unless a revocation was heard meanwhile. A token known before keeps its last use."""
     epoch = credentials.epoch
-    async with store.read() as tx:
+    async with store.read(alone=True) as tx:
         stored = await tx.tokens.by_digest(digest)
     if stored is None or not hmac.compare_digest(stored.token_sha256, digest):
+        credentials.known.pop(digest, None)
         raise Unauthenticated("the bearer token is not valid")
     if stored.info.revoked_at is not None:
+        credentials.known.pop(digest, None)
         raise Unauthenticated("the bearer token was revoked")
-    known = _Known(digest, _credential(stored, epoch), stored.info.last_used_at)
+    credential = _credential(stored, epoch)
+    if was is not None:  # seen before: what this process recorded of its use stays
+        known = was
+        known.credential = credential
+    else:
+        known = _Known(digest, credential, stored.info.last_used_at)
+    known.version = version
     if credentials.epoch == epoch:  # no revocation was heard while reading: keep it
         credentials.known[digest] = known
+    else:
+        credentials.known.pop(digest, None)
     return known
 
 

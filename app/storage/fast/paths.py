@@ -73,8 +73,11 @@ class FastPaths:
         its writes run one transaction each, all through SQLAlchemy."""
         return bool(self._sqlite_writer().dispatch.before_cursor_execute)
 
-    def read(self) -> AbstractAsyncContextManager[Tx]:
-        """A read transaction; inside `reading()`, the one it shares."""
+    def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction; inside `reading()`, the one it shares, unless `alone` (one
+        statement: on PostgreSQL run without BEGIN and COMMIT)."""
+        if alone:
+            return self.transaction(write=False, alone=True)
         shared = shared_of(self)
         return shared.tx() if shared is not None else self._read()
 
