@@ -27,16 +27,17 @@ used in a later minute than the one this process last recorded for it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
 import secrets
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.domain.clock import new_id, now, rfc3339
-from app.domain.errors import Unauthenticated
+from app.domain.errors import Unauthenticated, Unavailable
 from app.domain.principals import Principal
 from app.domain.tokens import TokenInfo, expiry, minute_of
 from app.storage.outage import quietly
@@ -89,6 +90,7 @@ class Credentials:
         self.known: dict[str, _Known] = {}  # by the token's sha256
         self.epoch = 0  # counts the revocations heard; a read older than one is not cached
         self.listeners: list[Callable[[Revoked], None]] = []
+        self.proofs: dict[str, _Proofs] = {}  # the reads of tokens' rows under way, by hash
 
     def revoked(self, token_ids: Revoked) -> None:
         """Forget the revoked tokens (all, for None) and tell every listener."""
@@ -172,7 +174,7 @@ async def credential_for(store: Store, authorization: str | None) -> Credential:
     version = store.data_version()  # before the row is read, if it is
     known = credentials.known.get(digest)
     if known is None or version is None or known.version != version:
-        known = await _look_up(store, credentials, digest, version, known)
+        known = await _proved(store, credentials, digest, version)
     at = now()
     if known.credential.expired(at):
         credentials.known.pop(digest, None)
@@ -188,6 +190,50 @@ def _bearer(authorization: str | None) -> str:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     return token.strip()
+
+
+@dataclass
+class _Proofs:
+    """The reads of one token's row, one at a time (`lock`): a request that arrives while
+    one is under way waits for it to end, then takes the answer of a read that began after
+    it arrived, if one did, or begins one. So however many requests carry a token at once,
+    it costs a read at a time, and each request's answer is read after it arrived."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    begun: int = 0  # reads begun
+    last: tuple[int, _Known | Exception] | None = None  # the last read: its number, its answer
+    waiting: int = 0
+
+
+async def _proved(
+    store: Store, credentials: Credentials, digest: str, version: int | None
+) -> _Known:
+    """The token as its row stands now (`_look_up`), read after this call began."""
+    proofs = credentials.proofs.get(digest)
+    if proofs is None:
+        proofs = credentials.proofs[digest] = _Proofs()
+    arrived = proofs.begun
+    proofs.waiting += 1
+    try:
+        async with proofs.lock:
+            if proofs.last is None or proofs.last[0] <= arrived:
+                proofs.begun += 1
+                number = proofs.begun
+                try:
+                    answer: _Known | Exception = await _look_up(
+                        store, credentials, digest, version, credentials.known.get(digest)
+                    )
+                except (Unauthenticated, Unavailable) as error:
+                    answer = error
+                proofs.last = (number, answer)
+            answer = proofs.last[1]
+    finally:
+        proofs.waiting -= 1
+        if not proofs.waiting and credentials.proofs.get(digest) is proofs:
+            del credentials.proofs[digest]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
 
 
 async def _look_up(
