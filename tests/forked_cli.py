@@ -63,9 +63,10 @@ class Commands:
         tb: TracebackType | None,
     ) -> None:
         if self.process is not None:
-            assert self.process.stdin is not None
+            assert self.process.stdin is not None and self.process.stdout is not None
             self.process.stdin.close()
             self.process.wait(timeout=30)
+            self.process.stdout.close()
 
     def run(self, *argv: str) -> Done:
         """Run `prickle *argv` in a child process; its status and output once it exited."""
