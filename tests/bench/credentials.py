@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -91,19 +92,30 @@ def backends(url: str) -> list[int]:
     return asyncio.run(listed())
 
 
-def round_of(server: Server, requests: int) -> dict[str, float]:
+def round_of(server: Server, requests: int, commits: bool = False) -> dict[str, float]:
     """`requests` requests of `me`: per request, the server's and its backends' CPU (ms)
-    and the wall time (ms)."""
+    and the wall time (ms). `commits` (SQLite): each request after a commit of the bench's
+    own to the file, so that the server finds its data_version moved every time."""
+    writer = None
+    if commits:
+        path = server.database_url.split(":///", 1)[1]
+        writer = sqlite3.connect(path)
+        writer.execute("CREATE TABLE IF NOT EXISTS bench_commits (n INTEGER)")
     headers = {"Authorization": f"Bearer {server.owner_token}"}
     url = f"{server.base_url}/graphql"
     pids = backends(server.database_url)
     server_before = cpu_seconds(server.process.pid)
     database_before = {pid: cpu_seconds(pid) for pid in pids}
     started = time.perf_counter()
-    for _ in range(requests):
+    for n in range(requests):
+        if writer is not None:
+            writer.execute("INSERT INTO bench_commits VALUES (?)", (n,))
+            writer.commit()
         answer = server.client.post(url, json=ME, headers=headers)
         assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
     wall = time.perf_counter() - started
+    if writer is not None:
+        writer.close()
     database = sum(cpu_seconds(pid) - t for pid, t in database_before.items())
     return {
         "server_cpu": (cpu_seconds(server.process.pid) - server_before) * 1000 / requests,
@@ -129,19 +141,21 @@ def bench(backend: str, before: str, requests: int, rounds: int, scratch: Path) 
             servers[name] = serve(tree, urls[name], scratch / f"{backend}-{name}-logs")
         for server in servers.values():
             round_of(server, requests // 5)  # warm up: the token is known, the code is hot
-        figures: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
+        ways = [False, True] if backend == "sqlite" else [False]
+        figures = {(name, way): [] for way in ways for name in servers}
         for _ in range(rounds):
-            for name, server in servers.items():
-                figures[name].append(round_of(server, requests))
+            for name, way in figures:
+                figures[name, way].append(round_of(servers[name], requests, way))
         print(f"{backend}: {requests} requests of `me` a round, medians of {rounds} rounds")
-        print("| server | server CPU/request | database CPU/request | wall/request |")
-        print("|---|---|---|---|")
-        for name, runs in figures.items():
+        print("| server | requests | server CPU/request | database CPU/request | wall/request |")
+        print("|---|---|---|---|---|")
+        for (name, way), runs in figures.items():
             median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             label = f"{name} ({before})" if name == "before" else name
+            kind = "each after another connection's commit" if way else "alone"
             print(
-                f"| {label} | {median['server_cpu']:.3f} ms | {median['database_cpu']:.3f} ms"
-                f" | {median['wall']:.3f} ms |"
+                f"| {label} | {kind} | {median['server_cpu']:.3f} ms"
+                f" | {median['database_cpu']:.3f} ms | {median['wall']:.3f} ms |"
             )
     finally:
         for server in servers.values():
