@@ -6,8 +6,8 @@ Each test runs many trials, each on a fresh token already used (so known to ever
 and counts the uses that got through right after the revocation returned: there must be
 none. The commands run as processes of their own (tests/forked_cli.py: `app.cli.main` in a
 forked child, without the interpreter's start), against one running `prickle serve`, and on
-PostgreSQL a second one on the same database. Open streams (WebSocket, SSE) of a token
-revoked from the command line are closed within 2 s on each server.
+PostgreSQL a second one on the same database. Open streams (WebSocket, SSE, A2A) of a
+token revoked from the command line are closed within 2 s on each server.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+import httpx
 import pytest
+from a2a_inbound import VERSION, message, rpc
 from forked_cli import Commands
-from live import opened
+from live import Cast, opened
 from server import BACKEND, Server, provisioned, start
 from sse import streamed
 from websockets.exceptions import ConnectionClosed
@@ -79,6 +81,12 @@ def fresh_people(server: Server, count: int) -> tuple[list[str], list[str]]:
     """Handles of new persons and a token for each."""
     handles = [f"w{uuid.uuid4().hex[:10]}" for _ in range(count)]
     return handles, provisioned(server.database_url, *(person(h) for h in handles))
+
+
+def made_tokens_of(server: Server, token: str) -> dict[str, Any]:
+    """A new token of the principal whose token this is, as `create_token` answers it."""
+    made: dict[str, Any] = server.run_data("mutations/create_token", {}, token)["create_token"]
+    return made
 
 
 def made_tokens(server: Server, count: int) -> list[dict[str, Any]]:
@@ -203,3 +211,27 @@ async def test_prickle_token_revoke_closes_the_tokens_streams_on_every_server_wi
     assert not [m for m in heard if m.get("id") == "2"], heard  # `me` was not answered
     assert [m.event for m in ended] == ["next", "complete"], ended
     assert ended[0].data["errors"][0]["extensions"]["code"] == "unauthenticated", ended
+
+
+def test_prickle_token_revoke_ends_the_tokens_a2a_streams_within_2s(
+    servers: list[Server], commands: Commands
+) -> None:
+    cast = Cast(servers[0]).add("alice", "alice/coder")
+    made = made_tokens_of(servers[0], cast.token("alice"))
+    sent = rpc(
+        cast, "alice", "alice/coder", "SendMessage", {"message": message("rev", uuid.uuid4().hex)}
+    )
+    task_id = sent.json()["result"]["task"]["id"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+    opened = {**VERSION, "Authorization": f"Bearer {made['token']}"}
+    url = f"{servers[-1].base_url}/a2a/{cast.id('alice/coder')}"  # on the other, on PostgreSQL
+    with httpx.stream("POST", url, json=body, headers=opened, timeout=5) as stream:
+        lines = stream.iter_lines()
+        assert next(line for line in lines if line.startswith("data:"))  # the task
+        token_id = made["token_info"]["id"]
+        done = commands.run("token", "revoke", token_id, "--database-url", servers[0].database_url)
+        assert done.code == 0, done
+        returned = time.monotonic()
+        rest = list(lines)  # until the server ends the stream
+        took = time.monotonic() - returned
+    assert not [line for line in rest if line.startswith("data:")] and took < 2.0, (rest, took)
