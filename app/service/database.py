@@ -15,4 +15,4 @@ __all__ = ["Store", "fault", "migrate"]
 
 async def migrate(store: Store) -> None:
     """Bring the store's database to the newest schema (one transaction)."""
-    await upgrade(store.engine)
+    await upgrade(store.direct_engine)
