@@ -13,6 +13,8 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -30,6 +32,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a_inbound import (
+    RESULT,
     VERSION,
     ask,
     base,
@@ -488,3 +491,90 @@ async def test_the_python_client_streams_drops_and_resumes_from_the_cursor(cast:
     assert [int(c) for c in cursors] == sorted({int(c) for c in cursors})  # each once, in order
     assert int(cursors[0]) > int(cursor)  # nothing before the cursor again
     assert resumed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def _sent_now(cast: Cast, who: str, text: str, **more: object) -> dict[str, Any]:
+    """A new task sent by `who` to alice/coder, answered at once (returnImmediately)."""
+    params = {"message": message(text, _id(), **more), "configuration": {"returnImmediately": True}}
+    return rpc(cast, who, "alice/coder", "SendMessage", params).json()["result"]["task"]
+
+
+def test_history_length_gives_the_last_n_messages_at_every_length(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "count with me")["id"]
+    work(cast, "alice/coder", task_id, "accept_task", "start_task")
+    for n in range(3):  # the request, three questions and three answers: seven messages
+        ask(cast, "alice/coder", task_id, f"question {n}?")
+        answer = {
+            "message": message(f"answer {n}", _id(), taskId=task_id),
+            "configuration": {"returnImmediately": True},
+        }
+        assert "result" in rpc(cast, "alice", "alice/coder", "SendMessage", answer).json()
+    whole = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"]
+    ids = [m["messageId"] for m in whole["history"]]
+    assert len(ids) == 7
+    for length in range(0, 3 * len(ids) + 1):
+        asked = {"id": task_id, "historyLength": length}
+        got = rpc(cast, "alice", "alice/coder", "GetTask", asked).json()["result"]
+        shown = [m["messageId"] for m in got.get("history", [])]
+        assert shown == ids[max(0, len(ids) - length) :], length
+    biggest = {"id": task_id, "historyLength": 2**31 - 1}
+    assert (
+        len(rpc(cast, "alice", "alice/coder", "GetTask", biggest).json()["result"]["history"]) == 7
+    )
+    for bad in (-1, -(2**31), 2**31, 10**30):
+        refused = rpc(
+            cast, "alice", "alice/coder", "GetTask", {"id": task_id, "historyLength": bad}
+        )
+        error = refused.json()["error"]
+        assert error["code"] == -32602, (bad, error)
+    negative = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id, "historyLength": -1})
+    assert "must not be negative" in negative.json()["error"]["message"]
+    meta = whole["metadata"]["prickle"]
+    assert meta["waitingOn"] is None and "answer" not in meta["allowedVerbs"]
+    assert meta["allowed_verbs"] == meta["allowedVerbs"]  # the deprecated names, one release
+
+
+def test_the_card_is_cached_and_revalidated_by_its_etag(cast: Cast) -> None:
+    url = f"{base(cast, 'alice/coder')}/.well-known/agent-card.json"
+    first = httpx.get(url, headers=headers(cast, "bob"))
+    tag = first.headers["etag"]
+    assert tag.startswith('"') and tag.endswith('"')  # strong: no W/
+    assert "max-age=" in first.headers["cache-control"]
+    assert "private" in first.headers["cache-control"]  # it needs a token
+    assert parsedate_to_datetime(first.headers["last-modified"]).tzinfo is not None
+    again = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": tag})
+    assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", tag)
+    listed = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": f'"x", {tag}'})
+    assert listed.status_code == 304
+    changed = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": '"other"'})
+    assert changed.status_code == 200 and changed.json() == first.json()
+    refused = httpx.get(url, headers={"If-None-Match": tag})  # no token: nothing to revalidate
+    assert refused.status_code == 401
+
+
+def test_json_rpc_is_answered_at_the_base_with_a_slash_too(cast: Cast) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"pageSize": 1}}
+    for url in (base(cast, "alice/coder"), base(cast, "alice/coder") + "/"):
+        answered = httpx.post(url, json=body, headers=headers(cast, "alice"))
+        assert answered.status_code == 200, url
+        assert "tasks" in answered.json()["result"]
+
+
+def test_evidence_with_a_url_is_a_url_part_of_the_artifact(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "link me")["id"]
+    work(cast, "alice/coder", task_id, "accept_task", "start_task")
+    linked = {
+        "kind": "link",
+        "summary": "the report",
+        "url": "https://example.com/report.html",
+        "criteria": [0],
+    }
+    result = {**RESULT, "evidence": [RESULT["evidence"][0], linked]}
+    cast.move("alice/coder", "return_result", task_id, result=result)
+    got = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"]
+    parts = got["artifacts"][0]["parts"]
+    [url_part] = [p for p in parts if "url" in p]
+    assert url_part["url"] == "https://example.com/report.html"
+    assert url_part["filename"] == "the report"
+    assert url_part["metadata"]["prickle"]["evidence"] == 1
+    assert parts[0]["text"] == "the answer is 42"

@@ -90,13 +90,8 @@ class Handler(RequestHandler):
         call = call_of(context)
         # unset: the whole history; 0: none (A2A's historyLength)
         length = params.history_length if params.HasField("history_length") else None
-        if length is not None and length < 0:
-            raise InvalidParamsError(message="historyLength must not be negative")
         task, said = await _read(call, params.id, said=True)
-        history = tasks.history_of(task, said)
-        history = history[len(history) - length :] if length is not None else history
-        note = next((s.note for s in reversed(said) if s.to_state == task.state), None)
-        return tasks.a2a_task(task, call.caller, history, note)
+        return _shown(call, task, said, tasks.history_length(length))
 
     @shielded
     async def on_list_tasks(
@@ -155,6 +150,14 @@ class Handler(RequestHandler):
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
         raise ExtendedAgentCardNotConfiguredError(message="the agent card is the whole card")
+
+
+def _shown(call: Call, task: PrickleTask, said: list[Said], length: int | None) -> Task:
+    """The task with the last `length` messages of its history (None: all of them) and the
+    note of the move that brought it to its state."""
+    history = tasks.last(tasks.history_of(task, said), length)
+    note = next((s.note for s in reversed(said) if s.to_state == task.state), None)
+    return tasks.a2a_task(task, call.caller, history, note)
 
 
 async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:

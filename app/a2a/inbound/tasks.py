@@ -18,6 +18,7 @@ from a2a.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf import json_format, struct_pb2
 
 from app.domain import moves
@@ -99,14 +100,34 @@ def status_text(task: PrickleTask, note: str | None = None) -> str | None:
     return None
 
 
+def history_length(length: int | None) -> int | None:
+    """A request's `historyLength`: unset (None) is the whole history, 0 none; below 0 is
+    invalid params."""
+    if length is not None and length < 0:
+        raise InvalidParamsError(message=f"historyLength must not be negative, not {length}")
+    return length
+
+
+def last(history: Sequence[Message], length: int | None) -> list[Message]:
+    """The last `length` messages of the history (all of them when it has fewer; None:
+    all)."""
+    if length is None:
+        return list(history)
+    return list(history[max(0, len(history) - length) :])
+
+
 def prickle_metadata(task: PrickleTask, viewer: Principal, cursor: str | None = None) -> JSON:
+    verbs = moves.allowed_verbs(task, viewer)
     meta: JSON = {
         "state": task.state,
-        "waiting_on": task.waiting_on,
+        "waitingOn": task.waiting_on,
         "version": task.version,
-        "allowed_verbs": moves.allowed_verbs(task, viewer),
+        "allowedVerbs": verbs,
         "project": task.project,
         "assignee": task.assignee,
+        # deprecated: the snake_case names of the first release, kept beside for one more
+        "waiting_on": task.waiting_on,
+        "allowed_verbs": verbs,
     }
     if cursor is not None:
         meta["cursor"] = cursor
@@ -126,11 +147,22 @@ def status(task: PrickleTask, note: str | None = None) -> TaskStatus:
 
 def artifacts(result: JSON | None) -> list[Artifact]:
     """The result as an artifact: its summary as a text part, its evidence and its report
-    as data parts."""
+    as data parts, and each evidence item with a `url` as a URL file part (its summary the
+    part's `filename`, the item's index in the evidence in the part's metadata)."""
     if not result:
         return []
+    evidence = result.get("evidence") or []
     parts = [Part(text=result.get("summary", ""))]
-    parts.append(Part(data=value({"evidence": result.get("evidence") or []})))
+    parts.append(Part(data=value({"evidence": evidence})))
+    parts += [
+        Part(
+            url=item["url"],
+            filename=str(item.get("summary") or "")[:500],
+            metadata=struct({"prickle": {"evidence": index, "kind": item.get("kind")}}),
+        )
+        for index, item in enumerate(evidence)
+        if isinstance(item, dict) and isinstance(item.get("url"), str) and item["url"]
+    ]
     if result.get("evidence_report") is not None:
         parts.append(Part(data=value({"evidence_report": result["evidence_report"]})))
     meta = {k: result.get(k) for k in ("revision", "status", "artifacts") if result.get(k)}
