@@ -7,6 +7,7 @@ cancel, pages, Prickle's visibility, and bad input."""
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 import uuid
@@ -61,6 +62,9 @@ def cast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cast]:
             yield Cast(server).add("alice", "bob", "alice/coder")
         finally:
             server.stop()
+
+
+SECRET = "whsec_" + base64.b64encode(b"the python client's own!").decode()
 
 
 def _id() -> str:
@@ -131,7 +135,9 @@ async def _lifecycle(cast: Cast, client: Client, hook: str) -> str:
     [sent] = [r async for r in client.send_message(_send("what is six times seven?"))]
     task = sent.task
     wanted = TaskPushNotificationConfig(task_id=task.id, url=hook, token="from-the-client")
-    config = await client.create_task_push_notification_config(wanted)
+    signed = ClientCallContext(service_parameters={"Prickle-Webhook-Secret": SECRET})
+    config = await client.create_task_push_notification_config(wanted, context=signed)
+    assert not config.HasField("authentication")
     assert task.status.state == TaskState.TASK_STATE_SUBMITTED
     assert task.metadata["prickle"]["state"] == "routed"
     assert task.context_id == cast.id("alice")  # no contextId: the caller's owner's project
@@ -152,7 +158,7 @@ async def _lifecycle(cast: Cast, client: Client, hook: str) -> str:
     [artifact] = done.artifacts
     assert artifact.parts[0].text == "the answer is 42"
     assert "evidence" in artifact.parts[1].data.struct_value.fields
-    return config.authentication.credentials
+    return SECRET
 
 
 def test_a_stream_numbers_its_events_with_cursors_and_resumes_after_a_drop(cast: Cast) -> None:
@@ -347,18 +353,20 @@ def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> No
         asked = {"taskId": task_id, "url": receiver.url, "token": "client-token"}
         made = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
         config = made.json()["result"]
-        secret = config["authentication"]["credentials"]
-        assert config["authentication"]["scheme"] == "standard-webhooks"
+        secret = made.headers["prickle-webhook-secret"]  # made now, shown once
+        assert "authentication" not in config  # no credentials: the signature only
         work(cast, "alice/coder", task_id, "accept_task")
         [got] = receiver.wait_for(1)
     assert got.headers["x-a2a-notification-token"] == "client-token"
+    assert "authorization" not in got.headers
     notified = got.verified(secret)  # the standardwebhooks package checks the signature
     assert notified["task"]["id"] == task_id
     assert notified["task"]["metadata"]["prickle"]["state"] == "accepted"
     where = {"taskId": task_id, "id": config["id"]}
     got_back = rpc(cast, "alice", "alice/coder", "GetTaskPushNotificationConfig", where)
     assert got_back.json()["result"]["url"] == config["url"]
-    assert "authentication" not in got_back.json()["result"]  # the secret is shown once
+    assert "authentication" not in got_back.json()["result"]
+    assert "prickle-webhook-secret" not in got_back.headers  # the secret is shown once
     listed = rpc(
         cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
     )
@@ -578,3 +586,79 @@ def test_evidence_with_a_url_is_a_url_part_of_the_artifact(cast: Cast) -> None:
     assert url_part["filename"] == "the report"
     assert url_part["metadata"]["prickle"]["evidence"] == 1
     assert parts[0]["text"] == "the answer is 42"
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "basic"])
+def test_a_push_config_s_authentication_is_sent_as_authorization(cast: Cast, scheme: str) -> None:
+    credentials = "dXNlcjpwYXNz" if scheme == "basic" else "receiver-token.v1"
+    task_id = _sent_now(cast, "alice", f"push with {scheme}")["id"]
+    with Receiver() as receiver:
+        asked = {
+            "taskId": task_id,
+            "url": receiver.url,
+            "authentication": {"scheme": scheme, "credentials": credentials},
+        }
+        made = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
+        config = made.json()["result"]
+        secret = made.headers["prickle-webhook-secret"]
+        assert config["authentication"] == {"scheme": scheme.capitalize()}  # no credentials
+        work(cast, "alice/coder", task_id, "accept_task", "start_task")
+        got = receiver.wait_for(2)
+    assert [r.headers["authorization"] for r in got] == [f"{scheme.capitalize()} {credentials}"] * 2
+    assert [r.verified(secret)["task"]["id"] for r in got] == [task_id] * 2  # still signed
+    where = {"taskId": task_id, "id": config["id"]}
+    read = rpc(cast, "alice", "alice/coder", "GetTaskPushNotificationConfig", where).json()
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert read["result"]["authentication"] == {"scheme": scheme.capitalize()}
+    assert credentials not in json.dumps(read) + listed.text
+    hooks = cast.server.run_data("queries/webhooks", {}, cast.token("alice"))
+    assert credentials not in json.dumps(hooks)
+    assert credentials not in cast.server.output()
+
+
+def test_a_push_config_s_bad_authentication_is_invalid_params_and_makes_nothing(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "bad push")["id"]
+    url = "http://127.0.0.1:9/hook"
+    wrong = [
+        ({"scheme": "Digest", "credentials": "x"}, "Bearer or Basic, not 'Digest'"),
+        ({"scheme": "", "credentials": "x"}, "Bearer or Basic, not empty"),
+        ({"credentials": "x"}, "Bearer or Basic, not empty"),
+        ({"scheme": "Bearer"}, "credentials: required with Bearer"),
+        ({"scheme": "Bearer", "credentials": 5}, "credentials"),
+        ({"scheme": "Bearer", "credentials": ["a"]}, "credentials"),
+        ({"scheme": "Bearer", "credentials": "a b"}, "token68"),
+        ({"scheme": "Bearer", "credentials": "a\r\nX-Evil: 1"}, "token68"),
+        ({"scheme": "Basic", "credentials": "x" * 2001}, "token68"),
+    ]
+    for authentication, reason in wrong:
+        asked = {"taskId": task_id, "url": url, "authentication": authentication}
+        refused = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
+        error = refused.json()["error"]
+        assert error["code"] == -32602 and reason in json.dumps(error), (authentication, error)
+        assert "prickle-webhook-secret" not in refused.headers
+        inline = {
+            "message": message("x", _id()),
+            "configuration": {
+                "returnImmediately": True,
+                "taskPushNotificationConfig": {"url": url, "authentication": authentication},
+            },
+        }
+        before = _count(cast)
+        sent = rpc(cast, "alice", "alice/coder", "SendMessage", inline).json()
+        assert sent["error"]["code"] == -32602, (authentication, sent)
+        assert _count(cast) == before  # refused before the handoff
+    weak = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "CreateTaskPushNotificationConfig",
+        {"taskId": task_id, "url": url},
+        **{"Prickle-Webhook-Secret": "whsec_c2hvcnQ="},
+    ).json()
+    assert weak["error"]["code"] == -32602 and "prickle-webhook-secret" in weak["error"]["message"]
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert listed.json()["result"].get("configs", []) == []

@@ -33,7 +33,6 @@ from a2a.types import (
 )
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
-    InvalidParamsError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
@@ -44,7 +43,7 @@ from app.a2a.inbound.errors import shielded
 from app.a2a.inbound.streams import slot, until_revoked
 from app.domain.events import Said
 from app.domain.task import Task as PrickleTask
-from app.domain.webhooks import Webhook, check_secret
+from app.domain.webhooks import Webhook
 from app.events.hub import FellBehind
 from app.events.stream import Filters, events_for, task_of
 from app.service import reads, verbs
@@ -167,7 +166,7 @@ async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:
     message = params.message
     inline = params.configuration.HasField("task_push_notification_config")
     if inline:  # refused before anything is done, as create_webhook would refuse it
-        await _check_push(params.configuration.task_push_notification_config)
+        await _check_push(call, params.configuration.task_push_notification_config)
     if message.task_id:
         await _task(call, message.task_id)
         answer = messages.text_of(message)
@@ -185,24 +184,27 @@ async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:
 async def _push_to(
     call: Call, task_id: str, wanted: TaskPushNotificationConfig
 ) -> TaskPushNotificationConfig:
-    """A push notification config of the caller's on the task: a webhook, signed with the
-    secret the client gave (`authentication.credentials`, `whsec_…`) or one made now."""
-    given = wanted.authentication.credentials if wanted.HasField("authentication") else ""
+    """A push notification config of the caller's on the task: a webhook sending the
+    config's `authentication` as `Authorization`, signed with the secret the client asked
+    for (push.py) or one made now (answered once, in a header: `Call.secret_made`)."""
+    asked = push.asked(wanted, call.secret_asked)
     made = await create_webhook(
         call.store,
         call.caller,
         WebhookInput(url=wanted.url, task_id=task_id, description=PUSH),
         payload=push.PAYLOAD,
         push_token=wanted.token or None,
-        secret=given or None,
+        secret=asked.secret,
+        push_auth=asked.authorization,
     )
-    return push.config(made.webhook, made.secret)
+    if asked.secret is None:
+        call.secret_made = made.secret
+    return push.config(made.webhook)
 
 
-async def _check_push(wanted: TaskPushNotificationConfig) -> None:
+async def _check_push(call: Call, wanted: TaskPushNotificationConfig) -> None:
+    push.asked(wanted, call.secret_asked)
     await check_url(wanted.url, private_allowed())
-    if wanted.HasField("authentication") and wanted.authentication.credentials:
-        check_secret(wanted.authentication.credentials)
 
 
 async def _pushed_to(call: Call, task_id: str, url: str) -> bool:

@@ -37,6 +37,7 @@ from starlette.types import Receive, Scope, Send
 from app.a2a.inbound.call import Call
 from app.a2a.inbound.card import agent_card
 from app.a2a.inbound.handler import Handler
+from app.a2a.inbound.push import SECRET_HEADER
 from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.clock import parse_rfc3339
 from app.domain.errors import InvalidInput, ProtocolError, Unauthenticated
@@ -100,8 +101,11 @@ def guarded(endpoint: Endpoint) -> Endpoint:
             call.after = _last_event_id(request)
         except InvalidInput as error:
             return _refusal(400, -32602, str(error))
+        call.secret_asked = request.headers.get(SECRET_HEADER)
         request.state.prickle_call = call
         response = await endpoint(request)
+        if call.secret_made is not None:  # a push config's signing secret, shown once
+            response.headers[SECRET_HEADER] = call.secret_made
         if isinstance(response, EventSourceResponse):
             response.body_iterator = numbered(response.body_iterator, call.cursors)
         return response
