@@ -10,8 +10,10 @@ import base64
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -27,12 +29,14 @@ from a2a.types import (
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
     TaskState,
 )
 from a2a_inbound import (
+    NOW,
     RESULT,
     VERSION,
     ask,
@@ -85,9 +89,11 @@ async def _client(
             await client.close()
 
 
-def _send(text: str, **fields: object) -> SendMessageRequest:
+def _send(text: str, wait: bool = False, **fields: object) -> SendMessageRequest:
+    """A message; answered at once unless `wait` (then: once its task settles)."""
     said = Message(message_id=_id(), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)  # type: ignore[arg-type]
-    return SendMessageRequest(message=said)
+    now = SendMessageConfiguration(return_immediately=not wait)
+    return SendMessageRequest(message=said, configuration=now)
 
 
 def test_the_card_names_the_agent_its_interfaces_and_skills(cast: Cast) -> None:
@@ -264,7 +270,13 @@ def test_another_owners_caller_waits_on_the_gate_and_sees_only_its_own(cast: Cas
     task = sent.json()["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
     assert task["metadata"]["prickle"]["waiting_on"] == "owner_approval"
-    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("mine", _id())})
+    mine = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("mine", _id()), "configuration": NOW},
+    )
     hidden = rpc(cast, "bob", "alice/coder", "GetTask", {"id": mine.json()["result"]["task"]["id"]})
     assert hidden.json()["error"]["code"] == -32001  # TaskNotFound, as if absent
 
@@ -293,10 +305,28 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
         refused = rpc(cast, "alice", "alice/coder", "ListTasks", listed).json()
         assert refused["error"]["code"] == -32602, listed
     key = _id()
-    first = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
-    again = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
+    first = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("one", key), "configuration": NOW},
+    )
+    again = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("one", key), "configuration": NOW},
+    )
     assert again.json()["result"]["task"]["id"] == first.json()["result"]["task"]["id"]
-    other = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("two", key)})
+    other = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("two", key), "configuration": NOW},
+    )
     assert other.json()["error"]["code"] == -32602
     huge = rpc(
         cast, "alice", "alice/coder", "SendMessage", {"message": message("x" * 1_100_000, _id())}
@@ -312,9 +342,21 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     for method, params in [("GetTask", {"id": "x"}), ("ListTasks", {})]:
         nobody = rpc(cast, "alice", "alice/nobody", method, params)
         assert nobody.json()["error"]["code"] == -32001  # TaskNotFound: no agent here
-    unsent = rpc(cast, "alice", "alice/nobody", "SendMessage", {"message": message("x", _id())})
+    unsent = rpc(
+        cast,
+        "alice",
+        "alice/nobody",
+        "SendMessage",
+        {"message": message("x", _id()), "configuration": NOW},
+    )
     assert unsent.json()["error"]["message"] == f"no agent {cast.id('alice')}/nobody"
-    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})
+    mine = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("m", _id()), "configuration": NOW},
+    )
     task_id = mine.json()["result"]["task"]["id"]
     not_http = {"taskId": task_id, "url": "ftp://example.com/hook"}
     push = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", not_http)
@@ -328,7 +370,13 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
 
 
 def test_a_handed_back_task_says_why(cast: Cast) -> None:
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("why", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("why", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     work(cast, "alice/coder", task_id, "accept_task")
     cast.move("alice/coder", "hand_back", task_id, reason="not my field")
@@ -347,7 +395,13 @@ def test_the_app_does_not_import_the_a2a_sdk_until_asked() -> None:
 
 
 def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> None:
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("push", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("push", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     with Receiver() as receiver:
         asked = {"taskId": task_id, "url": receiver.url, "token": "client-token"}
@@ -380,7 +434,13 @@ def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> No
 
 def test_a_stream_ends_when_its_token_is_revoked(cast: Cast) -> None:
     made = cast.server.run_data("mutations/create_token", {}, cast.token("alice"))["create_token"]
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("rev", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("rev", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
     opened = {**VERSION, "Authorization": f"Bearer {made['token']}"}
@@ -402,7 +462,8 @@ def test_an_a2a_0_3_client_is_served_too(cast: Cast) -> None:
         "role": "user",
         "parts": [{"kind": "text", "text": "old"}],
     }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": said}}
+    params = {"message": said, "configuration": {"blocking": False}}  # 0.3's returnImmediately
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}
     alice = {"Authorization": f"Bearer {cast.token('alice')}"}  # no A2A-Version: 0.3
     sent = httpx.post(base(cast, "alice/coder"), json=body, headers=alice).json()["result"]
     assert (sent["kind"], sent["status"]["state"]) == ("task", "submitted")
@@ -433,9 +494,33 @@ def test_a_stream_past_the_limit_is_refused_before_it_sends(start_server) -> Non
 def test_messages_spend_the_callers_mutation_budget(start_server) -> None:  # type: ignore[no-untyped-def]
     server = start_server("--rate-limit", "1")  # a burst of 2, then one a second
     cast = Cast(server).add("alice", "alice/coder")
-    sent = [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
-    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
-    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
+    sent = [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
+    sent += [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
+    sent += [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
     refused = [r.json()["error"] for r in sent if "error" in r.json()]
     assert refused and refused[0]["data"][0]["metadata"]["prickle_code"] == "rate_limited"
     listed = rpc(cast, "alice", "alice/coder", "ListTasks", {}).json()["result"]
@@ -453,7 +538,10 @@ def test_a_push_config_given_with_the_message_is_set_once_with_the_clients_secre
             "authentication": {"scheme": "standard-webhooks", "credentials": secret},
         }
         said = message("inline push", _id())
-        params = {"message": said, "configuration": {"taskPushNotificationConfig": config}}
+        params = {
+            "message": said,
+            "configuration": {**NOW, "taskPushNotificationConfig": config},
+        }
         first = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
         again = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
         task_id = first["task"]["id"]
@@ -584,6 +672,7 @@ def test_evidence_with_a_url_is_a_url_part_of_the_artifact(cast: Cast) -> None:
     [url_part] = [p for p in parts if "url" in p]
     assert url_part["url"] == "https://example.com/report.html"
     assert url_part["filename"] == "the report"
+    assert url_part["mediaType"] == "text/html"
     assert url_part["metadata"]["prickle"]["evidence"] == 1
     assert parts[0]["text"] == "the answer is 42"
 
@@ -662,3 +751,74 @@ def test_a_push_config_s_bad_authentication_is_invalid_params_and_makes_nothing(
         cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
     )
     assert listed.json()["result"].get("configs", []) == []
+
+
+def _listed(cast: Cast, project: str) -> list[dict[str, Any]]:
+    found = rpc(cast, "alice", "alice/coder", "ListTasks", {"contextId": project}).json()
+    return list(found["result"].get("tasks", []))
+
+
+def test_a_send_waits_until_its_task_needs_input_and_answers_it_so(cast: Cast) -> None:
+    project = cast.project("blocking")
+    params = {"message": message("six times seven?", _id(), contextId=project)}
+    with ThreadPoolExecutor(1) as pool:
+        sending = pool.submit(rpc, cast, "alice", "alice/coder", "SendMessage", params)
+        deadline = time.monotonic() + 30
+        while not (listed := _listed(cast, project)):  # the task made by the waiting send
+            assert time.monotonic() < deadline and not sending.done(), "no task was made"
+        [task] = listed
+        assert not sending.done()  # SUBMITTED (routed): not settled, the send waits
+        work(cast, "alice/coder", task["id"], "accept_task", "start_task")
+        ask(cast, "alice/coder", task["id"], "in which base?")
+        answered = sending.result(timeout=30).json()["result"]["task"]
+    assert answered["id"] == task["id"]
+    assert answered["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert answered["status"]["message"]["parts"][0]["text"] == "in which base?"
+    assert [m["parts"][0]["text"] for m in answered["history"]][1:] == ["in which base?"]
+    reply = {
+        "message": message("ten", _id(), taskId=task["id"]),
+        "configuration": {"historyLength": 1},
+    }
+    with ThreadPoolExecutor(1) as pool:
+        replying = pool.submit(rpc, cast, "alice", "alice/coder", "SendMessage", reply)
+        deadline = time.monotonic() + 30
+        while _get(cast, task["id"])["metadata"]["prickle"]["state"] != "working":
+            assert time.monotonic() < deadline and not replying.done(), "the answer never came"
+        assert not replying.done()  # WORKING: the answer's send waits too
+        give_result(cast, "alice/coder", task["id"])
+        done = replying.result(timeout=30).json()["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [m["parts"][0]["text"] for m in done["history"]] == ["ten"]  # historyLength 1
+    assert done["artifacts"][0]["parts"][0]["text"] == "the answer is 42"
+
+
+def _get(cast: Cast, task_id: str) -> dict[str, Any]:
+    return dict(rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"])
+
+
+def test_return_immediately_must_be_a_boolean(cast: Cast) -> None:
+    before = _count(cast)
+    for bad in ("yes", 1, {"a": 1}, [True]):
+        params = {"message": message("x", _id()), "configuration": {"returnImmediately": bad}}
+        refused = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()
+        assert refused["error"]["code"] == -32602, (bad, refused)
+        assert (
+            "return_immediately"
+            in json.dumps(refused["error"]).replace("Immediately", "_immediately").lower()
+        )
+    assert _count(cast) == before  # nothing was sent
+
+
+@pytest.mark.once
+def test_a_send_answers_the_task_as_it_stands_after_its_bound(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = start_server("--a2a-send-wait", "0.5")
+    cast = Cast(server).add("alice", "alice/coder")
+    url = f"{base(cast, 'alice/coder')}/message:send"  # HTTP+JSON's SendMessage blocks too
+    body = {"message": message("nobody works on this", _id())}
+    started = time.monotonic()
+    sent = httpx.post(url, json=body, headers=headers(cast, "alice"), timeout=30)
+    assert time.monotonic() - started >= 0.5  # it waited its bound
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    now = {**body, "message": message("at once", _id()), "configuration": NOW}
+    assert httpx.post(url, json=now, headers=headers(cast, "alice")).status_code == 200

@@ -67,6 +67,7 @@ const say = (obj) => console.log(JSON.stringify(obj, plain));
 const text = (value) => ({ content: { $case: 'text', value } });
 const message = (value, more = {}) => (
   { messageId: randomUUID(), role: 1, parts: [text(value)], ...more });
+const now = { returnImmediately: true }; // each sendMessage: answered at once
 const kind = (event) => event.payload.$case;
 (async () => {
   const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -89,7 +90,8 @@ const kind = (event) => event.payload.$case;
       say({ config: await client.createTaskPushNotificationConfig(wanted, signed) });
     }
     if (kind(event) === 'statusUpdate' && value.metadata.prickle.waitingOn === 'human') {
-      say({ answered: await client.sendMessage({ message: message('base ten', { taskId }) }) });
+      const answer = { message: message('base ten', { taskId }), configuration: now };
+      say({ answered: await client.sendMessage(answer) });
     }
   }
   say({ done: await client.getTask({ id: taskId, historyLength: 10 }) });
@@ -97,7 +99,7 @@ const kind = (event) => event.payload.$case;
   const from = { serviceParameters: { 'Last-Event-ID': first } };
   for await (const event of client.resubscribeTask({ id: taskId }, from)) resumed.push(event);
   say({ resumed });
-  const second = await client.sendMessage({ message: message('never mind') });
+  const second = await client.sendMessage({ message: message('never mind'), configuration: now });
   say({ cancelled: await client.cancelTask({ id: second.id }) });
 })().catch((error) => {
   console.error(String(error));

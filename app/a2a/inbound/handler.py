@@ -37,7 +37,7 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from app.a2a.inbound import listing, messages, push, tasks
+from app.a2a.inbound import listing, messages, push, tasks, waiting
 from app.a2a.inbound.call import Call, call_of
 from app.a2a.inbound.errors import shielded
 from app.a2a.inbound.streams import slot, until_revoked
@@ -57,8 +57,19 @@ PUSH = "an A2A push notification config"
 class Handler(RequestHandler):
     @shielded
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task:
+        """The task once it has settled (A2A v1.0 section 3.2.2: ended, or waiting on input
+        or on its owner's gate), or as it stands after the wait's bound or when the client
+        goes away; `returnImmediately`: as the message left it, at once."""
         call = call_of(context)
-        return tasks.a2a_task(await _send(call, params), call.caller)
+        configuration = params.configuration
+        length = configuration.history_length if configuration.HasField("history_length") else None
+        length = tasks.history_length(length)
+        task = await _send(call, params)
+        waits = not configuration.return_immediately and not tasks.settled(task)
+        if waits and not await waiting.settled(call, task.id):  # gone: nothing read for it
+            return tasks.a2a_task(task, call.caller)
+        task, said = await _read(call, task.id, said=True)
+        return _shown(call, task, said, length)
 
     @shielded
     async def on_message_send_stream(

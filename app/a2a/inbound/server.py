@@ -102,6 +102,7 @@ def guarded(endpoint: Endpoint) -> Endpoint:
         except InvalidInput as error:
             return _refusal(400, -32602, str(error))
         call.secret_asked = request.headers.get(SECRET_HEADER)
+        call.disconnected = body
         request.state.prickle_call = call
         response = await endpoint(request)
         if call.secret_made is not None:  # a push config's signing secret, shown once

@@ -4,6 +4,7 @@ message, the result as an artifact, and the exact Prickle state in `metadata["pr
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +49,18 @@ WAITING: dict[str, TaskState] = {
     "agent": TaskState.TASK_STATE_INPUT_REQUIRED,
 }
 TERMINAL = frozenset({"completed", "rejected", "cancelled"})
+# where a blocking SendMessage stops waiting (A2A v1.0 section 3.2.2): a final state, or
+# one interrupted, on the client's input or on an authorization (the owner's gate, a stop)
+SETTLED = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_AUTH_REQUIRED,
+    }
+)
 
 
 def prickle_states(wanted: TaskState) -> tuple[tuple[str, str | None], ...]:
@@ -57,6 +70,11 @@ def prickle_states(wanted: TaskState) -> tuple[tuple[str, str | None], ...]:
     plain = [(state, None) for state, shown in STATES.items() if shown == wanted]
     waiting = [("waiting", on) for on, shown in WAITING.items() if shown == wanted]
     return (*plain, *waiting)
+
+
+def settled(task: PrickleTask) -> bool:
+    """Whether a blocking SendMessage answers with the task as it is (SETTLED)."""
+    return a2a_state(task.state, task.waiting_on) in SETTLED
 
 
 def a2a_state(state: str, waiting_on: str | None) -> TaskState:
@@ -148,7 +166,8 @@ def status(task: PrickleTask, note: str | None = None) -> TaskStatus:
 def artifacts(result: JSON | None) -> list[Artifact]:
     """The result as an artifact: its summary as a text part, its evidence and its report
     as data parts, and each evidence item with a `url` as a URL file part (its summary the
-    part's `filename`, the item's index in the evidence in the part's metadata)."""
+    part's `filename`, its `mediaType` the one its URL's extension names, if any, the item's
+    index in the evidence in the part's metadata)."""
     if not result:
         return []
     evidence = result.get("evidence") or []
@@ -158,6 +177,7 @@ def artifacts(result: JSON | None) -> list[Artifact]:
         Part(
             url=item["url"],
             filename=str(item.get("summary") or "")[:500],
+            media_type=mimetypes.guess_type(item["url"], strict=False)[0] or "",
             metadata=struct({"prickle": {"evidence": index, "kind": item.get("kind")}}),
         )
         for index, item in enumerate(evidence)
