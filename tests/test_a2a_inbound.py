@@ -366,6 +366,7 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     assert refused.json()["error"]["code"] == -32005  # ContentTypeNotSupported
     rest = httpx.get(f"{url}/tasks/nonesuch", headers=alice)  # HTTP+JSON: its HTTP status
     assert rest.status_code == 404
+    assert rest.headers["content-type"] == "application/json"  # A2A v1.0 section 11.1
     assert httpx.get(f"{cast.server.base_url}/healthz").status_code == 200
 
 

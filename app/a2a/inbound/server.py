@@ -50,6 +50,7 @@ from app.service.erasure import principal_info
 BASE = "/{owner}/{agent}"
 CARD = f"{BASE}/.well-known/agent-card.json"
 
+A2A_JSON = "application/a2a+json"
 CARD_MAX_AGE = 300  # seconds a client may keep the card before it asks again (ETag)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -107,6 +108,10 @@ def guarded(endpoint: Endpoint) -> Endpoint:
         response = await endpoint(request)
         if call.secret_made is not None:  # a push config's signing secret, shown once
             response.headers[SECRET_HEADER] = call.secret_made
+        if response.headers.get("content-type", "").startswith(A2A_JSON):
+            # HTTP+JSON's answers are application/json (A2A v1.0 section 11.1); the SDK
+            # labels them application/a2a+json, as the spec's examples do
+            response.headers["content-type"] = "application/json"
         if isinstance(response, EventSourceResponse):
             response.body_iterator = numbered(response.body_iterator, call.cursors)
         return response
