@@ -91,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         f"request, so N should cover the requests in flight (default: {DEFAULT_POOL_SIZE})",
     )
     serve.set_defaults(run=_serve)
+    _frontend_options(serve)
     # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
     _operations_options(serve)
     config = commands.add_parser(
@@ -144,8 +145,20 @@ def _parser() -> argparse.ArgumentParser:
     archive.add_argument("--database-url", default=None)
     archive.set_defaults(run=_events_archive)
 
-    docs = commands.add_parser("docs", help="write docs/task-states.md from the transition table")
+    demo = commands.add_parser(
+        "demo",
+        help="fill an empty database with a small project in every state, for the board",
+    )
+    demo.add_argument("--database-url", default=None)
+    demo.set_defaults(run=_demo)
+
+    docs = commands.add_parser(
+        "docs", help="write docs/task-states.md and README.md's state diagram from the table"
+    )
     docs.add_argument("--output", default="docs/task-states.md")
+    docs.add_argument(
+        "--readme", default="README.md", help="whose diagram to refresh, if it exists"
+    )
     docs.set_defaults(run=_docs)
 
     schema = commands.add_parser("schema", help="print (or write) the GraphQL SDL")
@@ -200,6 +213,34 @@ def _serve(args: argparse.Namespace) -> int:
         allow_private_webhooks=args.allow_private_webhooks,
         allow_private_agents=args.allow_private_agents,
         a2a_send_wait=args.a2a_send_wait,
+        cors_origins=args.cors_origins,
+        trusted_documents=args.trusted_documents,
+        trusted_documents_only=args.trusted_documents_only,
+    )
+
+
+def _frontend_options(serve: argparse.ArgumentParser) -> None:
+    """Frontends on other origins (docs/frontends.md): CORS and persisted documents."""
+    serve.add_argument(
+        "--cors-origins",
+        default="",
+        metavar="ORIGIN,...",
+        help="the other origins whose pages may call /graphql and /a2a: exact "
+        "(https://app.example.com) or subdomains (https://*.example.com), separated by "
+        "commas (default: none, the server's own origin only)",
+    )
+    serve.add_argument(
+        "--trusted-documents",
+        default=None,
+        metavar="FILE",
+        help="a manifest of persisted documents (JSON: sha256 hash -> document) requests may "
+        "name by documentId, doc_id or their APQ hash",
+    )
+    serve.add_argument(
+        "--trusted-documents-only",
+        action="store_true",
+        help="run only the documents of --trusted-documents (and of the server's own "
+        "manifest): any other document is refused",
     )
 
 
@@ -238,12 +279,18 @@ def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentPars
 
 def _config(args: argparse.Namespace) -> int:
     from app import tuning
+    from app.cors import Origins
     from app.observability.logs import FORMATS
     from app.observability.settings import networks
     from app.settings import describe
 
     try:  # what `serve` would refuse, refused here too
         networks(args.metrics_from)
+        Origins.parse(args.cors_origins)
+        if args.trusted_documents:
+            from app.api.persisted import load
+
+            load(Path(args.trusted_documents))
         tuning.check()
         if args.log_format not in (None, *FORMATS):
             raise ValueError(
@@ -356,11 +403,50 @@ def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
     return asyncio.run(running())
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    from app.service.database import fault, migrate
+    from app.service.demo import Demo, fill
+
+    url = make_url(database_url(args.database_url))
+    shown = url.render_as_string(hide_password=True)
+    folder = Path(url.database or ".").parent
+    if url.get_backend_name() == "sqlite" and url.database and not folder.is_dir():
+        print(f"prickle: {shown}: the folder {folder} does not exist", file=sys.stderr)
+        return 2
+
+    async def run(store: Store) -> Demo:
+        try:
+            await migrate(store)
+            return await fill(store)
+        except Exception as error:  # a database away is one line (main), not a traceback
+            raise (fault(error) or error) from None
+
+    try:
+        made = _with_store(args.database_url, run)
+    except (OSError, DBAPIError) as error:  # no such database, no access to it, ...
+        cause = getattr(error, "orig", None) or error
+        print(f"prickle: {shown}: {str(cause).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(f"made {made.tasks} tasks in project {made.project} on {shown}")
+    print("serve this database (bash scripts/serve.sh, or prickle serve) and open")
+    print(f"  the board: http://127.0.0.1:8000/board?project={made.project}")
+    print("  GraphiQL:  http://127.0.0.1:8000/graphql")
+    print(f"{made.owner}'s token (the board asks for it once; GraphiQL: Authorization: Bearer):")
+    print(made.token)
+    return 0
+
+
 def _docs(args: argparse.Namespace) -> int:
-    from app.docs import write_task_states
+    from app.docs import write_readme_diagram, write_task_states
 
     write_task_states(args.output)
     print(f"wrote {args.output}")
+    if Path(args.readme).exists():
+        write_readme_diagram(args.readme)
+        print(f"refreshed the state diagram in {args.readme}")
     return 0
 
 

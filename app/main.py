@@ -26,6 +26,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
@@ -34,11 +35,11 @@ from strawberry.subscriptions import (
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
-from app import board, debug, graphiql, tuning, vendor
+from app import board, cors, debug, graphiql, tuning, vendor
 from app.a2a.inbound import mount as a2a
 from app.a2a.outbound.dispatcher import Dispatcher
 from app.a2a.outbound.settings import Settings as DispatchSettings
-from app.api import errors, sse
+from app.api import errors, media, persisted, sse
 from app.api import fast as fast_paths
 from app.api.context import Context, get_context
 from app.api.fast.delivery import DeliveringHandler
@@ -54,6 +55,7 @@ from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.errors import InvalidInput, Unauthenticated, Unavailable
 from app.events.hub import Hub
 from app.observability import drain, metrics, tracing
+from app.observability.context import current as current_request
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
 from app.observability.settings import ACCESS_LOG
@@ -77,6 +79,7 @@ class GraphQLApp(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
     stream_transport_classes_by_protocol = sse.TRANSPORTS
+    documents = persisted.Documents()  # the app's, set by create_app
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         context = await get_context(request, response)
@@ -86,8 +89,37 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
-        request.state.retry_after = errors.unavailable_for(result.errors, result.data)
-        return await super().process_result(request, result)
+        retry_after = errors.unavailable_for(result.errors, result.data)
+        request.state.retry_after = retry_after
+        processed = await super().process_result(request, result)
+        if getattr(request.state, "media", None) == media.GRAPHQL_RESPONSE:
+            # GraphQL over HTTP (app/api/media.py): a request error has no `data`, and 400
+            if retry_after is None and media.before_execution(result.data, result.errors):
+                processed.pop("data", None)
+                request.state.status = 400
+            elif result.errors:
+                request.state.status = media.PARTIAL_SUCCESS
+        return processed
+
+    async def execute_single(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        """A mutation sent with GET: 405 with `Allow: POST` (GraphQL over HTTP), not 400."""
+        try:
+            return await super().execute_single(*args, **kwargs)
+        except HTTPException as refusal:
+            adapter = kwargs.get("request_adapter")
+            if isinstance(refusal.__cause__, InvalidOperationTypeError) and (
+                adapter is not None and adapter.method == "GET"
+            ):
+                raise HTTPException(405, refusal.reason) from refusal
+            raise
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL's page for a GET without a document: not for one that names its document
+        by an id (app/api/persisted.py)."""
+        named = ("documentId", "doc_id", "extensions")
+        return super().should_render_graphql_ide(request) and not any(
+            n in request.query_params for n in named
+        )
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """Our GraphiQL page, every library served from here (app/graphiql.py)."""
@@ -104,11 +136,39 @@ class GraphQLApp(GraphQL[Context, None]):
         standard library recursed until it crashed)."""
         return orjson.loads(data)
 
+    async def parse_http_body(self, request: Any) -> Any:
+        """The request, its document taken from its persisted id where it names one
+        (app/api/persisted.py); a refusal there is raised before anything runs."""
+        data = await super().parse_http_body(request)
+        documents: persisted.Documents = self.documents
+        if isinstance(data, list):
+            return data
+        document_id = None
+        if request.method == "GET":
+            document_id = persisted.ids_of(request.query_params)
+        elif documents.named_in(await request.get_body()):
+            parsed = self.parse_json(await request.get_body())
+            document_id = persisted.ids_of(parsed) if isinstance(parsed, dict) else None
+        named = document_id is not None or _persisted(data.extensions)
+        if documents.only or named:
+            sent = data.query is not None
+            data.query = documents.resolve(data.query, data.extensions, document_id)
+            handled = current_request.get()
+            if named and handled is not None:  # the access log's `document`
+                handled.document = "sent_with_id" if sent else "by_id"
+        return data
+
     def parse_json(self, data: str | bytes) -> Any:
         parsed = super().parse_json(data)
         if not isinstance(parsed, dict | list):  # a list is a batch, refused by Strawberry
             raise HTTPException(400, "expected a JSON object")
         return parsed
+
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """Strawberry's check of a page on another origin: the origins of --cors-origins
+        (app/cors.py, which has refused the others before this)."""
+        origins: cors.Origins = request.app.state.cors_origins
+        return origins.allows(origin)
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         await authenticate_connection(context)
@@ -127,13 +187,33 @@ class GraphQLApp(GraphQL[Context, None]):
         await super().__call__(scope, receive, send)
 
     async def _answer(self, request: Request) -> Response:
-        """Strawberry's answer; a request it refuses gets a GraphQL error (invalid_input)
-        instead of plain text, with Strawberry's status."""
+        """Strawberry's answer, in the media type `Accept` asks for (app/api/media.py); a
+        request it refuses gets a GraphQL error (invalid_input) instead of plain text, with
+        Strawberry's status."""
+        chosen = None
+        if not sse.is_event_stream(request) and not _wants_the_page(request):
+            chosen = media.negotiate(request.headers.get("accept"))
+            if chosen is None:
+                return _not_acceptable()
+        request.state.media = chosen
         try:
             response = await self.run(request)
         except HTTPException as refusal:
             body = errors.response_body(InvalidInput(refusal.reason))
-            return JSONResponse(body, status_code=refusal.status_code)
+            if chosen == media.GRAPHQL_RESPONSE:
+                del body["data"]  # a request error: no data (GraphQL over HTTP)
+            headers = {"allow": "POST"} if refusal.status_code == 405 else None
+            return JSONResponse(body, status_code=refusal.status_code, headers=headers)
+        except persisted.Refusal as refusal:  # a persisted document's, before anything ran
+            handled = current_request.get()
+            if handled is not None:  # the access log's `code`
+                handled.code = refusal.code
+            body = errors.response_body(refusal)
+            del body["data"]
+            # Apollo's convention (Apollo Server's, which its links follow): a hash it does
+            # not know yet is a 200 to a legacy client; every other refusal is a 400
+            found = isinstance(refusal, persisted.NotFound) and chosen == media.JSON
+            return JSONResponse(body, status_code=200 if found else 400)
         except Unauthenticated as refusal:  # an event stream, refused before it opens
             headers = {"www-authenticate": "Bearer"}
             return JSONResponse(errors.response_body(refusal), status_code=401, headers=headers)
@@ -143,6 +223,9 @@ class GraphQLApp(GraphQL[Context, None]):
         if retry_after is not None and response.status_code == 200:
             response.status_code = 503
             response.headers["retry-after"] = str(math.ceil(retry_after))
+        elif chosen == media.GRAPHQL_RESPONSE and response.media_type == media.JSON:
+            response.headers["content-type"] = f"{media.GRAPHQL_RESPONSE}; charset=utf-8"
+            response.status_code = getattr(request.state, "status", response.status_code)
         return response
 
 
@@ -151,6 +234,24 @@ class FastGraphQLApp(GraphQLApp):
     stream on graphql-transport-ws (app/api/fast/delivery.py)."""
 
     graphql_transport_ws_handler_class = DeliveringHandler
+
+
+def _persisted(extensions: object) -> bool:
+    return isinstance(extensions, dict) and "persistedQuery" in extensions
+
+
+def _wants_the_page(request: Request) -> bool:
+    """A browser opening /graphql: GraphiQL's page, not a GraphQL response."""
+    return request.method == "GET" and "text/html" in request.headers.get("accept", "")
+
+
+def _not_acceptable() -> JSONResponse:
+    message = (
+        f"this endpoint answers {media.GRAPHQL_RESPONSE} or {media.JSON} (or"
+        " text/event-stream for a subscription); the request's Accept allows none of them"
+    )
+    body = {"errors": [{"message": message, "extensions": {"code": media.NOT_ACCEPTABLE}}]}
+    return JSONResponse(body, status_code=406)
 
 
 def _unavailable(body: dict[str, object], retry_after: float) -> JSONResponse:
@@ -163,9 +264,17 @@ def _too_large() -> JSONResponse:
     return JSONResponse(body, status_code=413, headers={"connection": "close"})
 
 
-def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Starlette:
+def create_app(
+    database_url: str | None = None,
+    rate: int = DEFAULT_RATE,
+    cors_origins: cors.Origins | None = None,
+    documents: persisted.Documents | None = None,
+) -> Starlette:
     """The app on `database_url`, limiting each principal to `rate` mutations a second
-    (a burst of twice that; 0: no limit)."""
+    (a burst of twice that; 0: no limit); pages of `cors_origins` may call it (app/cors.py;
+    None: the server's own origin only); `documents`: the persisted documents it knows, and
+    whether it runs only those (app/api/persisted.py)."""
+    origins = cors_origins or cors.Origins()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -211,6 +320,7 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
         subscription_protocols=SUBSCRIPTION_PROTOCOLS,
     )
+    graphql.documents = documents or persisted.Documents()
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
@@ -223,17 +333,20 @@ def create_app(database_url: str | None = None, rate: int = DEFAULT_RATE) -> Sta
         *metrics.routes(),
         *drain.routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=_middleware())
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=_middleware(origins))
     app.state.rate_limit = rate_limit(rate)
+    app.state.cors_origins = origins
     return app
 
 
-def _middleware() -> list[Middleware]:
-    """The request id and log line outermost, then the refusal of WebSockets while draining."""
+def _middleware(origins: cors.Origins) -> list[Middleware]:
+    """The request id and log line outermost, then CORS (its refusals logged and carrying the
+    request id), then the refusal of WebSockets while draining."""
     access_log = os.environ.get(ACCESS_LOG) == "1"
     return [
         *tracing.asgi_middleware(),
         Middleware(RequestLog, access_log=access_log),
+        Middleware(cors.Cors, origins=origins),
         Middleware(drain.RefuseWhileDraining),
     ]
 
@@ -277,9 +390,13 @@ def _database(request: Request) -> str:
 
 def app_from_environment() -> Starlette:
     """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default), the
-    mutation rate limit from PRICKLE_RATE_LIMIT (or the default)."""
+    mutation rate limit from PRICKLE_RATE_LIMIT (or the default), the origins whose pages
+    may call it from PRICKLE_CORS_ORIGINS, the persisted documents from
+    PRICKLE_TRUSTED_DOCUMENTS(_ONLY)."""
     _collect_garbage_less_often()
-    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate())
+    origins = cors.Origins.parse(os.environ.get(cors.VARIABLE))
+    documents = persisted.Documents.from_environment()
+    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate(), origins, documents)
 
 
 def _collect_garbage_less_often() -> None:

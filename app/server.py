@@ -9,14 +9,18 @@ import shutil
 import signal
 import sys
 import tempfile
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import uvicorn
 
-from app import tuning
+from app import cors, tuning
 from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
 from app.api.limits import configured_rate
+from app.api.persisted import FILE_VARIABLE as TRUSTED_VARIABLE
+from app.api.persisted import ONLY_VARIABLE as TRUSTED_ONLY_VARIABLE
+from app.api.persisted import load as load_manifest
 from app.domain.principals import person
 from app.observability.logs import FORMATS, default_format, log_config
 from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
@@ -45,6 +49,9 @@ def serve(
     graceful_timeout: int = GRACEFUL_SECONDS,
     allow_private_webhooks: bool = False,
     allow_private_agents: bool = False,
+    cors_origins: str = "",
+    trusted_documents: str | None = None,
+    trusted_documents_only: bool = False,
     a2a_send_wait: float = A2A_SEND_WAIT,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
@@ -55,10 +62,15 @@ def serve(
     answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight;
     `allow_private_webhooks`: let webhooks reach private addresses (as
     PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does); `allow_private_agents`: remote A2A agents (as
-    PRICKLE_ALLOW_PRIVATE_AGENTS=1 does); `a2a_send_wait`: the longest an A2A SendMessage
-    waits (PRICKLE_A2A_SEND_WAIT)."""
+    PRICKLE_ALLOW_PRIVATE_AGENTS=1 does); `cors_origins`: the other origins whose pages may
+    call the API (app/cors.py); `trusted_documents`: a manifest of persisted documents, the
+    only ones run with `trusted_documents_only` (app/api/persisted.py); `a2a_send_wait`: the
+    longest an A2A SendMessage waits (PRICKLE_A2A_SEND_WAIT)."""
     try:
         rate = configured_rate(rate_limit)
+        cors.Origins.parse(cors_origins)
+        if trusted_documents:
+            load_manifest(Path(trusted_documents))
         networks(metrics_from)
         tuning.check()
         if log_format not in (None, *FORMATS):
@@ -86,6 +98,11 @@ def serve(
         print(token, flush=True)
     os.environ["PRICKLE_DATABASE_URL"] = url
     os.environ[RATE_LIMIT_VARIABLE] = str(rate)
+    os.environ[cors.VARIABLE] = cors_origins
+    os.environ[TRUSTED_VARIABLE] = (
+        str(Path(trusted_documents).resolve()) if trusted_documents else ""
+    )
+    os.environ[TRUSTED_ONLY_VARIABLE] = "1" if trusted_documents_only else "0"
     if allow_private_webhooks:
         os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
     if allow_private_agents:

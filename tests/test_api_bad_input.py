@@ -64,10 +64,18 @@ ALMOST_ALL = MAX_BODY_BYTES - 100
 GARBAGE = [
     Garbage("body not UTF-8", b'{"query": "\xff\xfe"}'),
     Garbage("variables not UTF-8", b'{"query": "{ me { id } }", "variables": {"a": "\xc3"}}'),
-    post("explicit null for a defaulted argument", {"query": FIRST, "variables": {"first": None}}),
+    post("first and last together", {"query": "{ tasks(first: 2, last: 2) { total_count } }"}),
+    post("negative last", {"query": "{ inbox(last: -1) { total_count } }"}),
+    post("negative first", {"query": FIRST, "variables": {"first": -3}}),
     post(
-        "null literal for a defaulted argument", {"query": "{ tasks(first: null) { total_count } }"}
+        "a cursor that is not ours",
+        {"query": '{ tasks(after: "YXJyYXljb25uZWN0aW9uOjA=") { total_count } }'},
     ),
+    post(
+        "an event cursor that is not ours",
+        {"query": '{ task_events(before: "x1") { total_count } }'},
+    ),
+    post("node of a malformed id", {"query": '{ node(id: "no such/kind/of id!") { id } }'}),
     post("query a number", {"query": 5}),
     post("query a list", {"query": [ME]}),
     post("query an object", {"query": {"me": "id"}}),

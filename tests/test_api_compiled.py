@@ -45,8 +45,64 @@ SCALARS = (
     "turn_budget",
     "__typename",
 )
-OUTSIDE = ("allowed_verbs", "packet { task }", "results { revision }", "id @skip(if: false)")
+OUTSIDE = (
+    "allowed_verbs",
+    "packet { task }",
+    "results { verified_by { __typename } }",
+    "events { task { id } }",
+    "id @skip(if: false)",
+)
 RELATIONS = ("parent", "children", "dependencies")
+# a task's lists, each field of them now and then
+RESULT_FIELDS = (
+    "summary provenance returned_by returned_at submission_id revision status decided_by_policy"
+    " reason provenance_status __typename"
+)
+LISTS = {
+    "results": [
+        *RESULT_FIELDS.split(),
+        "evidence { kind summary url content criteria artifact observed_at verifier __typename }",
+        "artifacts { ref sha256 commit_sha __typename }",
+        "verdicts { criterion accepted note }",
+    ],
+    "checkpoints": [
+        "id",
+        "task_id",
+        "sha256",
+        "agent",
+        "handed_back",
+        "created_at",
+        "__typename",
+        "checkpoint { progress decisions files_touched next_steps open_questions needs_answer }",
+    ],
+    "events": [
+        "cursor",
+        "seq",
+        "kind",
+        "task_id",
+        "project",
+        "from_state",
+        "to_state",
+        "waiting_on",
+        "verb",
+        "actor",
+        "at",
+        "version",
+        "note",
+        "__typename",
+    ],
+}
+
+
+def lists() -> st.SearchStrategy[str]:
+    """One of a task's lists, with some of its fields."""
+    return st.sampled_from(sorted(LISTS)).flatmap(
+        lambda name: st.lists(
+            st.sampled_from(LISTS[name]), min_size=1, max_size=6, unique=True
+        ).map(lambda fields: f"{name} {{ {' '.join(fields)} }}")
+    )
+
+
 PREFIXES = st.sampled_from(["", "x_", "y_"])  # an alias names its field: no conflicts
 
 
@@ -63,7 +119,7 @@ def aliased(prefix: str, field: str) -> str:
 def nodes(depth: int, outside: bool) -> st.SearchStrategy[str]:
     """A Task selection body: scalars and relations to `depth`, aliased or not; with
     `outside`, now and then a field or fragment the compiled subset does not take."""
-    leaf = st.sampled_from(SCALARS + OUTSIDE if outside else SCALARS)
+    leaf = st.one_of(st.sampled_from(SCALARS + OUTSIDE if outside else SCALARS), lists())
     leaf = st.tuples(PREFIXES, leaf).map(lambda a: aliased(*a))
     if depth > 0:
         below = st.tuples(PREFIXES, st.sampled_from(RELATIONS), nodes(depth - 1, outside))
@@ -88,9 +144,17 @@ def connections(outside: bool) -> st.SearchStrategy[str]:
     info = st.lists(
         st.sampled_from(["has_next_page", "end_cursor", "__typename"]), min_size=1, unique=True
     )
+    relay = st.lists(  # Relay's names (docs/frontends.md)
+        st.sampled_from(
+            ["hasNextPage", "hasPreviousPage", "startCursor", "endCursor", "has_next_page"]
+        ),
+        min_size=1,
+        unique=True,
+    )
     part = st.one_of(
         edge.map(lambda e: f"edges {{ {' '.join(e)} }}"),
         info.map(lambda i: f"page_info {{ {' '.join(i)} }}"),
+        relay.map(lambda i: f"pageInfo {{ {' '.join(i)} }}"),
         st.just("total_count"),
         st.just("__typename"),
     )
@@ -99,7 +163,7 @@ def connections(outside: bool) -> st.SearchStrategy[str]:
 
 
 def arguments(made: list[str], cast: Cast) -> st.SearchStrategy[str]:
-    first = st.sampled_from(["", "first: 0", "first: 2", "first: 500"])
+    first = st.sampled_from(["", "first: 0", "first: 2", "first: 500", "last: 2", "first: null"])
     after = st.sampled_from(["", f'after: "{made[2]}"', f'after: "{made[5]}"'])
     filters = st.sampled_from(
         [
@@ -209,8 +273,9 @@ async def test_a_compiled_page_is_one_statement_whatever_its_size(store: Store, 
     parent = await give(store)
     for _ in range(6):
         await give(store, parent_task_id=parent.id)
-    page = """{ tasks(first: %d) { total_count page_info { has_next_page } edges { node {
-      id parent { id children { id } } children { id } dependencies { id } } } } }"""
+    page = """{ tasks(first: %d) { total_count pageInfo { hasNextPage endCursor } edges { node {
+      id parent { id children { id } } children { id } dependencies { id results { status } }
+      results { revision evidence { kind } } checkpoints { id } events { cursor } } } } }"""
     await _statements(http, counter, "{ me { __typename } }")  # the token, known from now on
     authentication = await _statements(http, counter, "{ me { __typename } }")
     # (the Counter leaves out the `SET LOCAL plan_cache_mode` a count is preceded by)

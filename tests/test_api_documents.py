@@ -326,6 +326,17 @@ def test_agents_and_persons_erased_and_principal(walk: Walk) -> None:
     erin = walk("queries/principal", "carol", id="erin")
     assert (erin["kind"], erin["owner"], erin["erased"]) == ("person", "erin", True)
     assert walk("queries/principal", "carol", id="nobody") is None
+    # the same objects by their node ids: a task to whom the reads show it, null to others
+    node = walk("queries/node", "carol", id=task["id"])
+    assert (node["__typename"], node["id"], node["requested_by"]["erased"]) == (
+        "Task",
+        task["id"],
+        True,
+    )
+    assert walk("queries/node", "bob", id=task["id"]) is None
+    assert walk("queries/node", "alice", id="erin")["erased"] is True
+    found = walk("queries/nodes", "carol", ids=[task["id"], "erin", "nobody"])
+    assert [n and n["__typename"] for n in found] == ["Task", "PrincipalInfo", None]
 
 
 def test_webhooks_made_listed_enabled_rotated_and_deleted(walk: Walk) -> None:

@@ -48,6 +48,9 @@ query Nested($first: Int!) {
 """
 
 
+PROOF = "SELECT tokens.token_sha256"  # a request's token read to prove it
+
+
 class Counter:
     def __init__(self) -> None:
         self.statements: list[str] = []
@@ -61,8 +64,10 @@ class Counter:
         self.all.append(statement)
         # Not SQLite's explicit BEGIN nor PostgreSQL's `SET LOCAL plan_cache_mode` (one per
         # transaction, app/storage/tx.py), nor the token's last use, which is written when a
-        # request falls in a new minute (app/service/auth.py).
-        if not statement.startswith(("BEGIN", "SET LOCAL", "UPDATE tokens")):
+        # request falls in a new minute, nor its row, which a request reads to prove it
+        # (on PostgreSQL each, on SQLite after another connection's commit), in a
+        # transaction of its own (app/service/auth.py).
+        if not statement.startswith(("BEGIN", "SET LOCAL", "UPDATE tokens", PROOF)):
             self.statements.append(statement)
 
 
@@ -115,6 +120,47 @@ async def test_500_tasks_with_nested_lists_take_as_many_statements_as_5(
     assert many <= 8, counter.statements
 
 
+BACKWARD = """
+query Backward($last: Int!) {
+  tasks(last: $last) {
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges {
+      cursor
+      node {
+        id
+        dependencies { id state results { revision } }
+        results { revision status }
+        checkpoints { id }
+        events { seq verb }
+      }
+    }
+  }
+}
+"""
+
+
+async def test_a_page_read_backward_with_its_lists_takes_as_many_statements_for_50_as_for_5(
+    store: Store, client
+) -> None:  # type: ignore[no-untyped-def]
+    """Relay's shape (`last`, `pageInfo`) reads its dependencies, results, checkpoints and
+    events ahead as `first` does: one statement per list and level, whatever the page."""
+    await _tasks_with_every_relation(store, 52)
+    http, counter = client
+    await http.post("/graphql", json={"query": "{ me { id } }"})
+    counts = []
+    for last in (5, 50):
+        counter.statements.clear()
+        body = (
+            await http.post("/graphql", json={"query": BACKWARD, "variables": {"last": last}})
+        ).json()
+        assert "errors" not in body, body["errors"]
+        page = body["data"]["tasks"]
+        assert len(page["edges"]) == last and page["pageInfo"]["hasPreviousPage"]
+        counts.append(len(counter.statements))
+    # the page, the dependencies, their results, and the three lists of the page's tasks
+    assert counts == [6, 6], counter.statements
+
+
 async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -> None:  # type: ignore[no-untyped-def]
     task = await give(store, by=PLANNER)
     http, counter = client
@@ -134,6 +180,7 @@ async def test_a_query_reads_in_one_transaction(store: Store, client) -> None:  
     counter.all.clear()
     body = (await http.post("/graphql", json={"query": NESTED, "variables": {"first": 12}})).json()
     assert "errors" not in body, body["errors"]
-    # the token's last use, written once a minute, is a write transaction of its own
-    writes = sum(s.startswith("UPDATE tokens") for s in counter.all)
-    assert counter.transactions - writes == 1, counter.statements
+    # the token's last use, written once a minute, is a write transaction of its own, and
+    # the read of its row that proves it a read of its own
+    apart = sum(s.startswith(("UPDATE tokens", PROOF)) for s in counter.all)
+    assert counter.transactions - apart == 1, counter.statements

@@ -10,10 +10,14 @@ test-artifacts/.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import socket
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +26,8 @@ import httpx
 import pytest
 from axe import every_violation
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
-from server import ROOT, Server, module_database, start
+from live import last_cursor
+from server import ROOT, Server, free_port, module_database, start
 
 from app.service import admin
 from app.storage.migrate import upgrade
@@ -44,11 +49,14 @@ CHROMIUM_ARGS = [
 ARTIFACTS = ROOT / "test-artifacts"
 PROJECT = "board"
 TASKS = 1000
+FITS = "Rotate the signing keys of the billing API"  # longer than a line, shorter than three
 LONG = "Reconcile the invoices of every customer in the northern region against the ledger export"
 SPARES = 4  # routed tasks the tests move, one or more each
 RENDER_BUDGET_MS = 2000  # generous: a slow CI machine must not fail, a frozen page must
 FROM_TOKEN_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
-APPLY_BUDGET_MS = 250
+APPLY_BUDGET_MS = 2000  # a frozen page, not a loaded machine (the figures: docs/board.md)
+MISSED = 1000  # events made while the board is away
+CATCH_UP_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -84,7 +92,8 @@ async def seed(url: str) -> Seeded:
         rich = await _rich_family(store)
         spares = [(await _task(store, f"Spare {i}")).id for i in range(SPARES)]
         await _task(store, LONG)
-        for i in range(TASKS - 5 - SPARES):
+        await _task(store, FITS)
+        for i in range(TASKS - 6 - SPARES):
             task = await _task(store, f"Task {i}")
             for verb in SPREAD[i % len(SPREAD)]:
                 await call(store, verb, CODER, task.id)
@@ -215,6 +224,68 @@ def move(server: Server, verb: str, task_id: str, token: str, **variables: Any) 
     return server.run_data(f"mutations/{verb}", {"task_id": task_id, **variables}, token)[verb]
 
 
+class Proxy:
+    """A TCP proxy in front of the server that the test controls: `silence()` keeps every
+    connection open but lets nothing through (a network that died without closing
+    anything), `restore()` ends those connections and lets new ones through again."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.port = free_port()
+        self.silent = False
+        self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.upstream))
+            with self.lock:
+                self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                if not self.silent:
+                    sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                _end(end)
+
+    def silence(self) -> None:
+        self.silent = True
+
+    def restore(self) -> None:
+        with self.lock:
+            ends, self.open = self.open, []
+        for end in ends:
+            _end(end)
+        self.silent = False
+
+    def close(self) -> None:
+        self.listener.close()
+        self.restore()
+
+
+def _end(end: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        end.shutdown(socket.SHUT_RDWR)
+    end.close()
+
+
 # the page and its assets
 
 
@@ -277,9 +348,9 @@ def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
     open_board(page, server, seeded.alice)
     before = page.evaluate("prickleBoard.cursor")
 
-    # it reconnects on its own after 8 s: time enough, on a busy machine, for the moves below
-    # to be made while it is away; its status read in the same call as the drop
-    dropped = page.evaluate("(prickleBoard.dropConnection(8000), prickleBoard.status)")
+    # the connection is closed and stays closed until the test brings it back: the moves
+    # below are made while the board is away, however slow the machine
+    dropped = page.evaluate("(prickleBoard.pauseConnection(), prickleBoard.status)")
     assert dropped == "reconnecting"
     move(server, "accept_task", moved, seeded.bob)
     move(server, "start_task", moved, seeded.bob)
@@ -291,12 +362,118 @@ def test_the_board_catches_up_after_a_dropped_connection(board, page) -> None:
     }
     created = server.run_data("mutations/handoff", {"input": inp}, seeded.alice)["handoff"]["id"]
     assert state_of(page, moved) == "routed", "the board saw a move while disconnected"
+    assert page.evaluate("prickleBoard.connections") == 1
 
+    page.evaluate("prickleBoard.resumeConnection()")
     wait_until(page, "prickleBoard.status === 'live' && prickleBoard.connections === 2")
     wait_until(page, f"prickleBoard.stateOf('{moved}') === 'working'")
     wait_until(page, f"prickleBoard.stateOf('{created}') === 'routed'")
     assert page.locator(f".card[data-id='{created}']").inner_text().startswith(created_title)
     assert int(page.evaluate("prickleBoard.cursor")) > int(before)
+
+
+@needs_chromium
+def test_a_server_fallen_silent_is_said_within_3_s_and_the_board_catches_up_after(
+    board, browser
+) -> None:
+    server, seeded = board
+    proxy = Proxy(int(server.base_url.rsplit(":", 1)[1]))
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []  # a lost network logs failed requests: only script errors count
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        open_board(page, Server(proxy.base_url, "", server.process, server.logs), seeded.alice)
+        assert page.locator("#stale").is_hidden()
+        page.evaluate("prickleBoard.metrics.lost = null")
+        page.add_script_tag(url=f"{proxy.base_url}/vendor/axe.min.js")  # read before the loss
+
+        proxy.silence()  # nothing closes: only the board's own pings can tell
+        silenced = time.monotonic()
+        wait_until(page, "prickleBoard.status !== 'live'")
+        noticed = time.monotonic() - silenced
+        lost = page.evaluate("prickleBoard.metrics.lost")
+        print(f"board: a silent server noticed after {noticed * 1000:.0f} ms ({lost})")
+        assert lost, "the board noticed by its pings, not by a close"  # the figure: docs/board.md
+        indicator = page.locator("#live").inner_text()
+        assert re.fullmatch(r"(reconnecting|offline) — last event \d+ s ago", indicator), indicator
+        banner = page.locator("#stale")
+        assert banner.is_visible() and "may be out of date" in banner.inner_text()
+        moved = seeded.spares[2]
+        move(server, "accept_task", moved, seeded.bob)
+        page.screenshot(path=str(ARTIFACTS / "board-stale.png"))
+        assert every_violation(page) == []
+        assert state_of(page, moved) == "routed"
+
+        proxy.restore()
+        wait_until(page, f"prickleBoard.stateOf('{moved}') === 'accepted'")
+        wait_until(page, "prickleBoard.status === 'live'")
+        assert page.locator("#stale").is_hidden()
+        assert errors == []
+    finally:
+        context.close()
+        proxy.close()
+
+
+@needs_chromium
+def test_offline_is_said_at_once_and_the_board_catches_up_when_the_network_is_back(
+    board, page
+) -> None:
+    server, seeded = board
+    open_board(page, server, seeded.alice)
+    wait_until(page, "prickleBoard.inbox !== null")  # nothing is being read when it goes
+    page.context.set_offline(True)
+    wait_until(page, "prickleBoard.status === 'offline'")
+    assert re.fullmatch(r"offline — last event \d+ s ago", page.locator("#live").inner_text())
+    assert "You are offline" in page.locator("#stale").inner_text()
+    moved = seeded.spares[3]
+    move(server, "accept_task", moved, seeded.bob)
+    assert state_of(page, moved) == "routed"
+
+    page.context.set_offline(False)
+    wait_until(page, f"prickleBoard.stateOf('{moved}') === 'accepted'")
+    assert page.evaluate("prickleBoard.status") == "live"
+    assert page.locator("#stale").is_hidden()
+
+
+async def _checkpoints(url: str, task_ids: list[str], n: int) -> str:
+    """`n` checkpoints spread over the tasks, written through the service layer (a move
+    through HTTP costs ten times as much): events the board has not seen. The agent's token
+    for one more."""
+    store = Store(url)
+    try:
+        for i in range(n):
+            task_id = task_ids[i % len(task_ids)]
+            await call(store, "save_checkpoint", CODER, task_id, checkpoint={"progress": f"{i}"})
+        return (await admin.provision_token(store, CODER)).token
+    finally:
+        await store.close()
+
+
+@needs_chromium
+def test_the_board_catches_up_on_1000_missed_events_from_its_cursor(board, page) -> None:
+    server, seeded = board
+    open_board(page, server, seeded.alice)
+    working = page.evaluate(
+        "[...document.querySelectorAll('.column[data-state=working] .card')]"
+        ".filter(c => c.textContent.includes('bob/coder')).map(c => c.dataset.id)"
+    )
+    assert len(working) > 100
+    page.evaluate("prickleBoard.pauseConnection()")
+    with ThreadPoolExecutor(1) as thread:  # playwright's loop runs in this one
+        coder = thread.submit(asyncio.run, _checkpoints(server.database_url, working, MISSED - 1))
+        coder = coder.result()
+    last = move(server, "save_checkpoint", working[0], coder, checkpoint={"progress": "last"})
+    head = last_cursor(server, seeded.alice, PROJECT)
+    assert page.evaluate("prickleBoard.connections") == 1
+
+    page.evaluate("prickleBoard.resumeConnection()")
+    wait_until(page, f"prickleBoard.cursor === '{head}'")
+    wait_until(page, f"prickleBoard.versionOf('{working[0]}') === {last['version']}")
+    caught_up = page.evaluate("prickleBoard.metrics.drawnAt - prickleBoard.metrics.reconnected.at")
+    print(f"board: {MISSED} missed events caught up {caught_up:.0f} ms after the reconnection")
+    _record({"catch_up": {"events": MISSED, "ms": round(caught_up)}}, "board-catch-up.json")
+    assert caught_up < CATCH_UP_BUDGET_MS  # a hang, not a slow machine; the target is 1 s
 
 
 @needs_chromium
@@ -361,10 +538,10 @@ def test_the_token_is_entered_once_per_tab(board, page) -> None:
     assert page.input_value("#project") == PROJECT
 
 
-def _record(figures: dict) -> None:
+def _record(figures: dict, name: str = "board-metrics.json") -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "board-metrics.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"board at {figures['from_token']['tasks']} tasks: {json.dumps(figures)}")
+    (ARTIFACTS / name).write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"board: {json.dumps(figures)}")
 
 
 @needs_chromium
@@ -384,8 +561,12 @@ def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
             "Object.fromEntries([...document.querySelectorAll('.column')]"
             ".map(c => [c.dataset.state, c.getBoundingClientRect().width]))"
         )
-        assert widths["requested"] < 50 and widths["verifying"] < 50, widths  # empty: strips
-        assert min(w for s, w in widths.items() if s not in ("requested", "verifying")) >= 120
+        held = tab.evaluate(
+            "[...document.querySelectorAll('.column')].filter(c => c.querySelector('.card'))"
+            ".map(c => c.dataset.state)"
+        )
+        assert all(widths[s] < 50 for s in widths if s not in held), widths  # empty: strips
+        assert min(widths[s] for s in held) >= 180, widths  # the columns with tasks get the width
         tab.locator(".column[data-state=routed] .cards").evaluate("l => l.scrollTop = 2000")
         header = tab.locator(".column[data-state=routed] > h2").bounding_box()
         column = tab.locator(".column[data-state=routed]").bounding_box()
@@ -393,8 +574,16 @@ def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
 
         card = tab.locator(".card", has_text=LONG)
         title = card.locator(".t")
+        card.scroll_into_view_if_needed()
+        card.get_by_role("button", name="more of the title").wait_for()
         assert title.evaluate("t => t.scrollHeight > t.clientHeight")  # clamped to 3 lines
         assert title.evaluate("t => t.getClientRects()[0].height") <= 3 * 20 + 1
+        fits = tab.locator(".card", has_text=FITS)
+        fits.scroll_into_view_if_needed()
+        assert fits.locator(".t").evaluate("t => t.scrollHeight <= t.clientHeight + 1")
+        assert fits.locator(".expand").count() == 0  # no "more" where the whole title shows
+        meta = fits.locator(".m").inner_text()
+        assert "code" in meta and "bob/coder" in meta and "waiting " in meta, meta
         card.get_by_role("button", name="more of the title").click()
         assert title.evaluate("t => t.scrollHeight <= t.clientHeight")
         assert tab.locator("#detail").is_hidden()  # "more" is not a click on the card
@@ -415,10 +604,10 @@ def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
         tab.screenshot(path=str(ARTIFACTS / "board-390.png"))
         assert every_violation(tab) == []
         tab.get_by_role("button", name=re.compile("^Inbox")).click()
-        items = tab.locator("#inbox-list [data-id]")
-        assert items.count() == 50 and tab.evaluate("prickleBoard.inboxTotal") > 100
-        tab.get_by_role("button", name="Show 50 more").click()
-        wait_until(tab, "document.querySelectorAll('#inbox-list [data-id]').length === 100")
+        items = tab.locator("#inbox-list [data-group=answer] [data-id]")
+        assert items.count() == 20 and tab.evaluate("prickleBoard.inboxTotal") > 100
+        tab.get_by_role("button", name="Show 20 more").click()
+        wait_until(tab, "document.querySelectorAll('#inbox-list [data-id]').length === 40")
         assert every_violation(tab, "#inbox") == []
     finally:
         context.close()

@@ -168,3 +168,16 @@ def test_a_bad_switch_stops_the_schema_export_with_its_line() -> None:
     assert done.returncode == 2, done.stderr
     assert "prickle: PRICKLE_FAST_PATHS='maybe': must be on or off" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.once
+def test_the_cors_origins_are_a_setting_and_a_bad_one_is_refused(tmp_path: Any) -> None:
+    assert config()["cors-origins"] == ""
+    origins = "https://app.example.com, https://*.example.com"
+    shown = config(PRICKLE_CORS_ORIGINS=origins)["cors-origins"]
+    assert shown == f"{origins}  (PRICKLE_CORS_ORIGINS is set)"
+    for bad in ("app.example.com", "https://app.example.com/path", "https://*"):
+        for command in (("config",), ("serve", "--database-url", f"sqlite:///{tmp_path}/p.db")):
+            done = prickle(*command, "--cors-origins", bad)
+            assert done.returncode == 2, (command, bad)
+            assert f"--cors-origins: {bad!r} is not an origin" in done.stderr

@@ -14,7 +14,7 @@ from factory import (
 )
 
 from app.domain.events import Event
-from app.domain.reads import EventFilters, SavedCheckpoint, TaskFilters
+from app.domain.reads import EventFilters, Paging, SavedCheckpoint, TaskFilters
 from app.domain.task import Task
 from app.service import reads
 from app.service.database import Store
@@ -47,10 +47,10 @@ async def test_pages_and_counts_of_tasks_and_events_agree(store: Store) -> None:
     assert await reads.count_tasks(store, PLANNER, filters) == 2
     assert await reads.count_tasks(store, SPY, filters) == 0
     events = EventFilters(task_id=task.id)
-    history = await reads.event_page(store, PLANNER, events, 100, None)
+    history = await reads.event_page(store, PLANNER, events, Paging(100))
     assert all(isinstance(e, Event) for e in history.items) and not history.has_next
     assert await reads.count_task_events(store, PLANNER, events) == len(history.items)
-    assert (await reads.event_page(store, SPY, events, 100, None)).items == []
+    assert (await reads.event_page(store, SPY, events, Paging(100))).items == []
 
 
 async def test_batch_lookups_answer_by_id_with_domain_objects(store: Store) -> None:

@@ -17,7 +17,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from app.domain.errors import Conflict
-from app.service import creation, verbs
+from app.service import auth, creation, verbs
+from app.service.admin import provision_token
 from app.service.inputs import RequestCapabilityInput
 from app.storage.fast import direct
 from app.storage.fast.loop import OnLoop
@@ -93,6 +94,8 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
     await creation.request_capability(store, PLANNER, inp)
     await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
+    made = await provision_token(store, CODER)  # its row read as a request proves it
+    await auth.credential_for(store, f"Bearer {made.token}")
     monkeypatch.undo()
     sent = {id(c[1]) for c in calls if c[3] is not None}
     # every hot statement but a person's, and those only PostgreSQL runs

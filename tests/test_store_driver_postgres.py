@@ -27,7 +27,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from app.domain.errors import Conflict
-from app.service import creation, verbs
+from app.service import auth, creation, verbs
+from app.service.admin import provision_token
 from app.service.inputs import RequestCapabilityInput
 from app.storage.event_reads import event_pages, row_pages
 from app.storage.fast import direct
@@ -142,6 +143,8 @@ async def _lifecycle(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[Any]
     inp = RequestCapabilityInput(project="work", packet=packet(), capability=wanted)
     await creation.request_capability(store, PLANNER, inp)
     await call(store, "reroute", PLANNER, (await drive(store, "returned")).id)
+    made = await provision_token(store, CODER)  # its row read as a request proves it
+    await auth.credential_for(store, f"Bearer {made.token}")
     monkeypatch.undo()
     return calls
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
 import strawberry
 
 from app.api import graph, lookahead
@@ -9,6 +12,7 @@ from app.api.enums import TaskState, plain
 from app.api.remote_agents import RemoteAgent
 from app.api.types import (
     AllowedMove,
+    Node,
     Principal,
     PrincipalInfo,
     Schedule,
@@ -21,9 +25,13 @@ from app.api.types import (
 from app.api.webhooks import Webhook, WebhookDelivery
 from app.domain import shapes
 from app.domain.errors import InvalidInput
-from app.domain.reads import EventFilters, TaskFilters
+from app.domain.reads import EventFilters, Paging, TaskFilters
+from app.domain.remote_agents import RemoteAgent as DomainRemoteAgent
+from app.domain.schedules import Schedule as DomainSchedule
 from app.domain.table import table
-from app.service import credentials, reads
+from app.domain.task import Task as DomainTask
+from app.domain.webhooks import Webhook as DomainWebhook
+from app.service import credentials, nodes, reads
 from app.service.erasure import principal_info
 from app.service.remote_agents import remote_agents
 from app.service.schedules import schedules_of
@@ -33,10 +41,33 @@ DEFAULT_FIRST = 50
 MAX_FIRST = 500
 
 
-def page_size(first: int) -> int:
+def page_size(first: int, name: str = "first") -> int:
     if not 0 <= first <= MAX_FIRST:
-        raise InvalidInput(f"first: must be between 0 and {MAX_FIRST}, not {first}")
+        raise InvalidInput(f"{name}: must be between 0 and {MAX_FIRST}, not {first}")
     return first
+
+
+C = TypeVar("C")
+
+
+def paging(
+    first: int | None,
+    after: str | None,
+    last: int | None,
+    before: str | None,
+    cursor: Callable[[str | None, str], C | None],
+) -> Paging[C]:
+    """A connection's page from Relay's arguments: the first `first` items after `after`,
+    or the last `last` before `before` (either cursor may bound either); neither size
+    given: the first DEFAULT_FIRST. `cursor` reads a cursor (the argument's name for its
+    error)."""
+    if first is not None and last is not None:
+        raise InvalidInput("first, last: give one of them, not both")
+    if last is not None:
+        size = page_size(last, "last")
+    else:
+        size = DEFAULT_FIRST if first is None else page_size(first)
+    return Paging(size, cursor(after, "after"), cursor(before, "before"), last is not None)
 
 
 def task_id(value: str | None, label: str) -> str | None:
@@ -53,6 +84,22 @@ def event_cursor(after: str | None, source: str = "after") -> int | None:
     return int(after)
 
 
+FIRST = (
+    f"The first this many items (after `after`); 0 to {MAX_FIRST}, {DEFAULT_FIRST} when "
+    "neither `first` nor `last` is given."
+)
+LAST = (
+    f"The last this many items (before `before`), in their order; 0 to {MAX_FIRST}; not with "
+    "`first`."
+)
+AFTER = "An edge's cursor: the items after it."
+BEFORE = "An edge's cursor: the items before it."
+
+
+def _arg(description: str) -> Any:
+    return strawberry.argument(description=description)
+
+
 @strawberry.type
 class Query:
     @strawberry.field(description="The task, or null when it does not exist or is not visible.")
@@ -65,6 +112,23 @@ class Query:
 
     task_graph = graph.field
 
+    @strawberry.field(
+        description="The object with this id (a Task, PrincipalInfo, Webhook, Schedule or "
+        "RemoteAgent), or null when there is none the caller may see."
+    )
+    async def node(self, info: strawberry.Info, id: strawberry.ID) -> Node | None:
+        ctx = info.context
+        found = await nodes.nodes(ctx.store, await ctx.viewer(), [id])
+        return _node(found[0])
+
+    @strawberry.field(
+        description=f"The objects with these ids, in their order, each null when there is none "
+        f"the caller may see; at most {nodes.MAX_NODES} ids."
+    )
+    async def nodes(self, info: strawberry.Info, ids: list[strawberry.ID]) -> list[Node | None]:
+        ctx = info.context
+        return [_node(n) for n in await nodes.nodes(ctx.store, await ctx.viewer(), ids)]
+
     @strawberry.field(description="Visible tasks, oldest first; `after` is an edge's cursor.")
     async def tasks(
         self,
@@ -74,20 +138,22 @@ class Query:
         assignee: str | None = None,
         requester: str | None = None,
         parent_task_id: strawberry.ID | None = None,
-        first: int = DEFAULT_FIRST,
-        after: str | None = None,
+        first: Annotated[int | None, _arg(FIRST)] = None,
+        after: Annotated[str | None, _arg(AFTER)] = None,
+        last: Annotated[int | None, _arg(LAST)] = None,
+        before: Annotated[str | None, _arg(BEFORE)] = None,
     ) -> TaskConnection:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = TaskFilters(project, plain(state), assignee, requester, parent_task_id)
-        size, cursor = page_size(first), task_id(after, "after")
+        pages = paging(first, after, last, before, task_id)
         want = lookahead.page_want(info.selected_fields)
-        page, found = await reads.task_graph_page(ctx.store, viewer, filters, size, cursor, want)
+        page, found = await reads.task_graph_page(ctx.store, viewer, filters, pages, want)
 
         async def count(limit: int) -> int:
             return await reads.count_tasks(ctx.store, viewer, filters, limit)
 
-        return TaskConnection.of(page.items, page.has_next, count, found)
+        return TaskConnection.of(page, pages, count, found)
 
     @strawberry.field(
         description="What waits on the caller, in every project, oldest first: handoffs held "
@@ -95,18 +161,23 @@ class Query:
         "cursor)."
     )
     async def inbox(
-        self, info: strawberry.Info, first: int = DEFAULT_FIRST, after: str | None = None
+        self,
+        info: strawberry.Info,
+        first: Annotated[int | None, _arg(FIRST)] = None,
+        after: Annotated[str | None, _arg(AFTER)] = None,
+        last: Annotated[int | None, _arg(LAST)] = None,
+        before: Annotated[str | None, _arg(BEFORE)] = None,
     ) -> TaskConnection:
         ctx = info.context
         viewer = await ctx.viewer()
-        size, cursor = page_size(first), task_id(after, "after")
+        pages = paging(first, after, last, before, task_id)
         want = lookahead.page_want(info.selected_fields)
-        page, found = await reads.inbox_page(ctx.store, viewer, size, cursor, want)
+        page, found = await reads.inbox_page(ctx.store, viewer, pages, want)
 
         async def count(limit: int) -> int:
             return await reads.count_inbox(ctx.store, viewer, limit)
 
-        return TaskConnection.of(page.items, page.has_next, count, found)
+        return TaskConnection.of(page, pages, count, found)
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(
@@ -114,19 +185,21 @@ class Query:
         info: strawberry.Info,
         task_id: strawberry.ID | None = None,
         project: str | None = None,
-        after: str | None = None,
-        first: int = DEFAULT_FIRST,
+        after: Annotated[str | None, _arg(AFTER)] = None,
+        first: Annotated[int | None, _arg(FIRST)] = None,
+        last: Annotated[int | None, _arg(LAST)] = None,
+        before: Annotated[str | None, _arg(BEFORE)] = None,
     ) -> TaskEventConnection:
         ctx = info.context
         viewer = await ctx.viewer()
         filters = EventFilters(task_id, project)
-        size, cursor = page_size(first), event_cursor(after)
-        page = await reads.event_page(ctx.store, viewer, filters, size, cursor)
+        pages = paging(first, after, last, before, event_cursor)
+        page = await reads.event_page(ctx.store, viewer, filters, pages)
 
         async def count(limit: int) -> int:
             return await reads.count_task_events(ctx.store, viewer, filters, limit)
 
-        return TaskEventConnection.of(page.items, page.has_next, count)
+        return TaskEventConnection.of(page, pages, count)
 
     @strawberry.field(description="The states of the transition table.")
     async def task_states(self, info: strawberry.Info) -> list[TaskStateInfo]:
@@ -197,6 +270,21 @@ class Query:
             ctx.store, await ctx.viewer(), webhook_id, page_size(first), delivery_id(after)
         )
         return [WebhookDelivery.from_domain(d) for d in found]
+
+
+def _node(found: nodes.Node | None) -> Node | None:
+    """The GraphQL type of a node found."""
+    if found is None:
+        return None
+    if isinstance(found, DomainTask):
+        return Task.from_domain(found)
+    if isinstance(found, DomainWebhook):
+        return Webhook.from_domain(found)
+    if isinstance(found, DomainSchedule):
+        return Schedule.from_domain(found)
+    if isinstance(found, DomainRemoteAgent):
+        return RemoteAgent.from_domain(found)
+    return PrincipalInfo.from_domain(found)
 
 
 def delivery_id(after: str | None) -> int | None:

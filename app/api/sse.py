@@ -19,7 +19,8 @@ this module adds what the task server needs on top:
   connections mode's counterpart of the WebSocket per-connection cap); the next gets a
   `next` message with the error `rate_limited`, then `complete`;
 - a stream ends with the error `unauthenticated` the moment the token that opened it is
-  revoked or expires (`until_revoked`), as a WebSocket connection is closed then;
+  revoked or expires, as a WebSocket connection is closed then, and just ends when the
+  server drains (app/service/holders.py's `until_revoked`, which A2A's streams use too);
 - idle streams get a comment (`: ping`) every `PRICKLE_PING_SECONDS` (default 15), so
   that proxies keep them open.
 
@@ -29,13 +30,11 @@ message with the result (no `id:` line), then `complete`. Mutations need POST.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
-from typing import TypeVar
 
 from starlette.requests import HTTPConnection
 from strawberry.http import GraphQLHTTPResponse
@@ -43,11 +42,8 @@ from strawberry.http.streaming import HTTPStreamTransport, JSONEncoder, SSETrans
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
 from app import tuning
-from app.api.context import Context
 from app.api.errors import RateLimited
 from app.api.queries import event_cursor
-from app.api.ws import GOING_AWAY, REVOKED, connections_of
-from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 
 MEDIA_TYPE = "text/event-stream"
@@ -55,8 +51,6 @@ MEDIA_TYPE = "text/event-stream"
 _CURSOR = "event_stream_cursor"  # in request.state: the cursor of the event just yielded
 _event_id: ContextVar[str | None] = ContextVar("event_stream_id", default=None)
 _open: Counter[tuple[str, str]] = Counter()  # live SSE subscriptions, by principal
-
-T = TypeVar("T")
 
 
 class EventStream(SSETransport):
@@ -71,6 +65,9 @@ class EventStream(SSETransport):
         event_id = _event_id.get()
         return f"id: {event_id}\r\n{message}" if event_id is not None else message
 
+    def accepts(self, accept: str) -> bool:
+        return prefers_event_stream(accept)
+
 
 TRANSPORTS: Mapping[str, type[HTTPStreamTransport]] = MappingProxyType(
     {GRAPHQL_SSE_PROTOCOL: EventStream}
@@ -82,8 +79,43 @@ def is_event_stream(connection: HTTPConnection) -> bool:
     """Whether an HTTP request asks for an event stream (its Accept names it)."""
     if connection.scope["type"] != "http":
         return False
-    accept = connection.headers.get("accept", "")
-    return any(part.split(";", 1)[0].strip().lower() == MEDIA_TYPE for part in accept.split(","))
+    return prefers_event_stream(connection.headers.get("accept", ""))
+
+
+_JSON_TYPES = frozenset(
+    ("application/graphql-response+json", "application/graphql+json", "application/json")
+)
+
+
+def prefers_event_stream(accept: str) -> bool:
+    """Whether an `Accept` header prefers an event stream to a JSON answer: it names
+    `text/event-stream` with a weight above every JSON type's, or as high and before them.
+    A client that lists the JSON types first and the stream after them (urql's default for
+    queries and mutations) gets JSON."""
+    stream: tuple[float, int] | None = None
+    json: tuple[float, int] | None = None
+    for position, entry in enumerate(accept.split(",")):
+        kind, _, parameters = entry.partition(";")
+        kind = kind.strip().lower()
+        rank = (_weight(parameters), -position)
+        if kind == MEDIA_TYPE and (stream is None or rank > stream):
+            stream = rank
+        elif kind in _JSON_TYPES and (json is None or rank > json):
+            json = rank
+    if stream is None or stream[0] <= 0:
+        return False
+    return json is None or stream[0] > json[0] or (stream[0] == json[0] and stream[1] > json[1])
+
+
+def _weight(parameters: str) -> float:
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return min(max(float(value.strip()), 0.0), 1.0)
+            except ValueError:
+                return 0.0
+    return 1.0
 
 
 def resumes_after(connection: HTTPConnection, after: str | None) -> int | None:
@@ -134,60 +166,3 @@ def stream_place(connection: HTTPConnection, principal: Principal) -> Iterator[N
         _open[key] -= 1
         if _open[key] <= 0:
             del _open[key]
-
-
-class _Revocation:
-    """One stream, as app/api/ws.py's registry of connections sees it (`Revocable`)."""
-
-    def __init__(self) -> None:
-        self.revoked = asyncio.Event()
-        self.reason = ""
-        self.draining = False
-
-    async def close_revoked(self, reason: str, code: int = REVOKED) -> None:
-        """The token is no longer good (4403), or the server drains (1001): then the stream
-        just ends, and the client resumes elsewhere with Last-Event-ID."""
-        self.reason = reason
-        self.draining = code == GOING_AWAY
-        self.revoked.set()
-
-
-async def until_revoked(
-    stream: AsyncGenerator[T, None], context: Context
-) -> AsyncGenerator[T, None]:
-    """`stream`'s items until the token that opened the request is revoked or expires; then
-    `unauthenticated`. Each item is awaited in a task of its own, raced against that."""
-    credential = context.credential
-    assert credential is not None  # the caller authenticated
-    revocation = _Revocation()
-    connections = connections_of(context.store)
-    connections.add(revocation, credential)
-    stop = asyncio.ensure_future(revocation.revoked.wait())
-    step: asyncio.Task[tuple[T] | None] | None = None
-    try:
-        while True:
-            step = asyncio.create_task(_next(stream))
-            await asyncio.wait((step, stop), return_when=asyncio.FIRST_COMPLETED)
-            if not step.done():
-                if revocation.draining:
-                    return
-                raise Unauthenticated(f"{revocation.reason}: the stream is closed")
-            item, step = step.result(), None
-            if item is None:
-                return
-            yield item[0]
-    finally:
-        connections.discard(revocation, credential.token_id)
-        stop.cancel()
-        if step is not None:
-            step.cancel()
-            await asyncio.wait((step,))
-        await stream.aclose()
-
-
-async def _next(stream: AsyncGenerator[T, None]) -> tuple[T] | None:
-    """The stream's next item (in a tuple), or None at its end."""
-    try:
-        return (await anext(stream),)
-    except StopAsyncIteration:
-        return None

@@ -14,6 +14,7 @@ from app.api.queries import task_id as checked_task_id
 from app.api.types import TaskEvent
 from app.domain.errors import InvalidInput
 from app.events.stream import Filters, Rows, batches_for, events_for
+from app.service.holders import until_revoked
 
 DEFAULT_BATCH_SIZE = 100
 MAX_BATCH_SIZE = 1000
@@ -46,7 +47,8 @@ class Subscription:
         with sse.stream_place(ctx.request, viewer):
             stream = events_for(ctx.hub, ctx.store, viewer, filters, start)
             if sse.is_event_stream(ctx.request):
-                stream = sse.until_revoked(stream, ctx)
+                assert ctx.credential is not None  # authenticated before it opened (app/main.py)
+                stream = until_revoked(stream, ctx.store, ctx.credential)
             send = direct_sender()
             try:
                 async for event in stream:
@@ -82,7 +84,8 @@ class Subscription:
         with sse.stream_place(ctx.request, viewer):
             stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, fields)
             if sse.is_event_stream(ctx.request):
-                stream = sse.until_revoked(stream, ctx)
+                assert ctx.credential is not None  # authenticated before it opened (app/main.py)
+                stream = until_revoked(stream, ctx.store, ctx.credential)
             try:
                 async for batch in stream:
                     if sender is not None:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -45,6 +45,7 @@ from app.domain.policy import ResultRule as DomainResultRule
 from app.domain.principals import Principal as DomainPrincipal
 from app.domain.questions import OpenQuestion as DomainOpenQuestion
 from app.domain.questions import open_question
+from app.domain.reads import Page, Paging
 from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.schedules import Schedule as DomainSchedule
 from app.domain.table import Move, table
@@ -88,8 +89,16 @@ def _later(pending: Awaitable[T]) -> T:
     return cast(T, pending)
 
 
+@strawberry.interface(
+    description="An object refetched by its id alone (`node`, `nodes`): each id is unique "
+    "among all nodes (docs/frontends.md, Relay)."
+)
+class Node:
+    id: strawberry.ID
+
+
 @strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
-class Task:
+class Task(Node):
     """Built from a domain task, whole or with only the columns a query reads; the fields
     with a converter are converted when asked for. `found` holds what was read ahead for
     the task's level of the query (app/api/lookahead.py); without it, the loaders answer."""
@@ -307,27 +316,55 @@ class SavedCheckpoint:
         )
 
 
-@strawberry.type
+@strawberry.type(
+    description="Where a page lies among all the items: Relay's names (`hasNextPage`, "
+    "`hasPreviousPage`, `startCursor`, `endCursor`); the snake_case ones are deprecated."
+)
 class PageInfo:
-    has_next_page: bool
-    end_cursor: str | None
+    next_page: bool = strawberry.field(
+        name="hasNextPage",
+        description="Paging forward (`first`): whether more items follow this page. Paging "
+        "backward (`last`): whether `before` was given (the items from it on follow).",
+    )
+    previous_page: bool = strawberry.field(
+        name="hasPreviousPage",
+        description="Paging backward (`last`): whether more items come before this page. "
+        "Paging forward (`first`): whether `after` was given (the items up to it come before).",
+    )
+    start: str | None = strawberry.field(
+        name="startCursor", description="The cursor of the page's first edge."
+    )
+    end: str | None = strawberry.field(
+        name="endCursor", description="The cursor of the page's last edge."
+    )
+
+    @strawberry.field(deprecation_reason="Use pageInfo { hasNextPage } (Relay's name).")
+    def has_next_page(self) -> bool:
+        return self.next_page
+
+    @strawberry.field(deprecation_reason="Use pageInfo { endCursor } (Relay's name).")
+    def end_cursor(self) -> str | None:
+        return self.end
 
     @classmethod
-    def after(cls, edges: list[Any], has_next: bool) -> PageInfo:
-        """The page info of a page of edges: its last cursor is where the next page starts."""
-        return cls(has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None)
+    def of(cls, cursors: list[str], more: bool, paging: Paging[Any]) -> PageInfo:
+        """The page info of a page whose edges have these cursors; `more`: whether more
+        items lie beyond the page in the direction it was read."""
+        return cls(
+            next_page=(paging.before is not None) if paging.backward else more,
+            previous_page=more if paging.backward else (paging.after is not None),
+            start=cursors[0] if cursors else None,
+            end=cursors[-1] if cursors else None,
+        )
 
 
-@strawberry.type
-class TaskEdge:
+N = TypeVar("N")
+
+
+@strawberry.type(description="An item of a page, with the cursor to page on from it.")
+class Edge(Generic[N]):
     cursor: str
-    node: Task
-
-
-@strawberry.type
-class TaskEventEdge:
-    cursor: str
-    node: TaskEvent
+    node: N
 
 
 Count = Callable[[int], Awaitable[int]]  # what matches, counted up to the limit given
@@ -360,14 +397,21 @@ class Counter:
         return await self.counted() > self.cap
 
 
-@strawberry.type(description="A page of tasks, by id (creation order).")
-class TaskConnection:
-    edges: list[TaskEdge]
-    page_info: PageInfo
+@strawberry.type
+class Connection(Generic[N]):
+    """A page of items in Relay's shape (`edges { cursor node }`, `pageInfo`), with the
+    count of all of them."""
+
+    edges: list[Edge[N]]
+    info: PageInfo = strawberry.field(name="pageInfo")
     counter: strawberry.Private[Counter]
 
+    @strawberry.field(deprecation_reason="Use pageInfo (Relay's name).")
+    def page_info(self) -> PageInfo:
+        return self.info
+
     @strawberry.field(
-        description="Every visible task matching the filters, on all pages, up to "
+        description="Every visible item matching the filters, on all pages, up to "
         "`total_count_cap`."
     )
     async def total_count(self) -> int:
@@ -381,41 +425,25 @@ class TaskConnection:
     def total_count_cap(self) -> int:
         return self.counter.cap
 
+
+@strawberry.type(description="A page of tasks, by id (creation order).")
+class TaskConnection(Connection[Task]):
     @classmethod
     def of(
-        cls, tasks: list[DomainTask], has_next: bool, count: Count, found: Found | None = None
+        cls, page: Page[DomainTask], paging: Paging[Any], count: Count, found: Found | None = None
     ) -> TaskConnection:
-        edges = [TaskEdge(cursor=t.id, node=Task.from_domain(t, found)) for t in tasks]
-        page_info = PageInfo.after(edges, has_next)
-        return cls(edges=edges, page_info=page_info, counter=Counter(count))
+        edges = [Edge(cursor=t.id, node=Task.from_domain(t, found)) for t in page.items]
+        info = PageInfo.of([e.cursor for e in edges], page.has_next, paging)
+        return cls(edges=edges, info=info, counter=Counter(count))
 
 
 @strawberry.type(description="A page of events, oldest first.")
-class TaskEventConnection:
-    edges: list[TaskEventEdge]
-    page_info: PageInfo
-    counter: strawberry.Private[Counter]
-
-    @strawberry.field(
-        description="Every visible event matching the filters, on all pages, up to "
-        "`total_count_cap`."
-    )
-    async def total_count(self) -> int:
-        return await self.counter.total()
-
-    @strawberry.field(description=CAPPED)
-    async def total_count_capped(self) -> bool:
-        return await self.counter.capped()
-
-    @strawberry.field(description=CAP)
-    def total_count_cap(self) -> int:
-        return self.counter.cap
-
+class TaskEventConnection(Connection[TaskEvent]):
     @classmethod
-    def of(cls, events: list[Event], has_next: bool, count: Count) -> TaskEventConnection:
-        edges = [TaskEventEdge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in events]
-        page_info = PageInfo.after(edges, has_next)
-        return cls(edges=edges, page_info=page_info, counter=Counter(count))
+    def of(cls, page: Page[Event], paging: Paging[Any], count: Count) -> TaskEventConnection:
+        edges = [Edge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in page.items]
+        info = PageInfo.of([e.cursor for e in edges], page.has_next, paging)
+        return cls(edges=edges, info=info, counter=Counter(count))
 
 
 @strawberry.type(description="Who is calling: a person (an owner) or an agent.")
@@ -542,7 +570,7 @@ def _moment(value: datetime | None) -> str | None:
 
 
 @strawberry.type(description="An owner schedule: a task handed off at each due time.")
-class Schedule:
+class Schedule(Node):
     id: strawberry.ID
     project: str
     owner: str
@@ -622,9 +650,9 @@ class Erasure:
 
 
 @strawberry.type(description="A person or agent as anyone authenticated sees it.")
-class PrincipalInfo:
+class PrincipalInfo(Node):
     kind: str = strawberry.field(description="person | agent")
-    id: str = strawberry.field(description="The handle or agent id.")
+    id: strawberry.ID = strawberry.field(description="The handle or agent id.")
     owner: str = strawberry.field(description="The handle the principal answers to.")
     capabilities: list[Capability] = strawberry.field(
         description="What the agent offers (none for a person or an erased agent)."
@@ -636,7 +664,7 @@ class PrincipalInfo:
     def from_domain(cls, info: DomainPrincipalInfo) -> PrincipalInfo:
         return cls(
             kind=info.kind,
-            id=info.id,
+            id=strawberry.ID(info.id),
             owner=info.owner,
             capabilities=[Capability(kind=k, name=n) for k, n in info.capabilities],
             erased=info.erased,

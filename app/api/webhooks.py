@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import strawberry
 
+from app.api.types import Node
 from app.domain.clock import rfc3339
 from app.domain.webhooks import Delivery
 from app.domain.webhooks import Webhook as DomainWebhook
@@ -23,7 +24,7 @@ class WebhookInput(webhook_inputs.WebhookInput):
 
 
 @strawberry.type(description="A webhook: the events its owner may see, POSTed to its url.")
-class Webhook:
+class Webhook(Node):
     id: strawberry.ID
     url: str
     project: str | None

@@ -12,17 +12,18 @@ holding the most operations it may gets an `error` with code `rate_limited` for 
 one, and stays open: completing an operation frees its place.
 
 Each acknowledged connection is registered by the id of the token that opened it
-(`Connections`); the moment this process hears that the token was revoked, or when the
-token expires, the connection is closed with 4403 (both subprotocols).
+(app/service/holders.py); the moment this process hears that the token was revoked, or when
+the token expires, the connection is closed with 4403 (both subprotocols). Each operation
+a connection sends proves its token again first: one sent after the token's revocation
+returned is not run, and the connection is closed with 4403 then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import Awaitable, Coroutine
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import Any
 
 from graphql import GraphQLFormattedError
 from starlette.websockets import WebSocketDisconnected as ClosedWebSocket
@@ -37,96 +38,17 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ErrorMessage as LegacyErrorMessage
 
-from app.api import errors
+from app.api import errors, persisted
 from app.api.context import Context
-from app.domain.clock import now
 from app.domain.errors import Unauthenticated, Unavailable
-from app.service.auth import Credential, Revoked, credentials_of, revoked_among
-from app.service.database import Store, fault
-
-log = logging.getLogger(__name__)
+from app.service.auth import Credential, credential_for
+from app.service.database import Store
+from app.service.holders import holders_of
 
 REVOKED = 4403  # graphql-transport-ws's Forbidden: the token is no longer good
 GOING_AWAY = 1001  # the server is draining: resume from the last cursor on another server
 TRY_AGAIN_LATER = 1013  # the database is unavailable: connect again after a moment
 UNAVAILABLE_REASON = "the database is unavailable; connect again"
-
-
-class Revocable(Protocol):
-    async def close_revoked(self, reason: str, code: int = ...) -> None: ...
-
-
-class Connections:
-    """This process's open WebSocket connections on one database, by the id of the token
-    that opened each. It listens to the revocations the process hears of (app/service/auth.py)
-    and closes the connections of a revoked token at once, and of an expired one on time."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.by_token: dict[str, set[Revocable]] = {}
-        self._expiries: dict[Revocable, asyncio.TimerHandle] = {}
-        self._closing: set[asyncio.Task[None]] = set()
-        credentials_of(store).listeners.append(self.revoked)
-
-    def add(self, connection: Revocable, credential: Credential) -> None:
-        self.by_token.setdefault(credential.token_id, set()).add(connection)
-        if credential.expires_at is not None:
-            delay = (credential.expires_at - now()).total_seconds()
-            self._expiries[connection] = asyncio.get_running_loop().call_later(
-                max(delay, 0.0), self._close, connection, "the token expired"
-            )
-        if not credentials_of(self.store).unchanged_since(credential):
-            self._spawn(self._recheck([credential.token_id]))  # revoked while it connected?
-
-    def discard(self, connection: Revocable, token_id: str) -> None:
-        held = self.by_token.get(token_id)
-        if held is not None:
-            held.discard(connection)
-            if not held:
-                del self.by_token[token_id]
-        timer = self._expiries.pop(connection, None)
-        if timer is not None:
-            timer.cancel()
-
-    def revoked(self, token_ids: Revoked) -> None:
-        if token_ids is None:  # which is unknown: ask the database about the open ones
-            if self.by_token:
-                self._spawn(self._recheck(list(self.by_token)))
-            return
-        for token_id in token_ids & self.by_token.keys():
-            for connection in self.by_token.pop(token_id):
-                self._close(connection, "the token was revoked")
-
-    async def _recheck(self, token_ids: list[str]) -> None:
-        try:
-            gone = await revoked_among(self.store, token_ids)
-        except Exception as error:  # the database may be away; the next announcement retries
-            if fault(error) is None:  # (an outage is logged once, by the store)
-                log.exception("re-checking the tokens of open connections failed")
-            return
-        self.revoked(frozenset(gone))
-
-    def _close(self, connection: Revocable, reason: str) -> None:
-        timer = self._expiries.pop(connection, None)
-        if timer is not None:
-            timer.cancel()
-        self._spawn(connection.close_revoked(reason))
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
-
-
-_connections: dict[str, Connections] = {}
-
-
-def connections_of(store: Store) -> Connections:
-    """The process's registry of open connections on the store's database."""
-    found = _connections.get(store.url)
-    if found is None:
-        found = _connections[store.url] = Connections(store)
-    return found
 
 
 class RevocableConnection:
@@ -151,23 +73,38 @@ class RevocableConnection:
         credential = self.context.credential
         if credential is not None and self._registered is None:
             self._registered = credential
-            connections_of(self.context.store).add(self, credential)
+            holders_of(self.context.store).add(self, credential)
 
     def unregister(self) -> None:
         if self._registered is not None:
-            connections_of(self.context.store).discard(self, self._registered.token_id)
+            holders_of(self.context.store).discard(self, self._registered.token_id)
 
-    async def close_revoked(self, reason: str, code: int = REVOKED) -> None:
+    async def token_holds(self) -> bool:
+        """Whether the connection's token is still good, proved now, before an operation
+        runs; if not, the connection is closed with 4403. (Before `connection_ack` there
+        is nothing to prove: Strawberry refuses the operation itself.) When the database
+        cannot say, the operation runs and meets the outage itself."""
+        if self._registered is None:
+            return True
+        try:
+            await credential_for(self.context.store, self.context.authorization())
+        except Unauthenticated as error:
+            await self.close_revoked(str(error))
+            return False
+        except Unavailable:
+            return True
+        return True
+
+    async def close_revoked(self, reason: str, draining: bool = False) -> None:
         self._revoked = True
         with contextlib.suppress(Exception):  # it may be closing already
-            await self.websocket.close(code=code, reason=reason)
+            await self.websocket.close(code=GOING_AWAY if draining else REVOKED, reason=reason)
 
 
 async def close_every_connection(store: Store, reason: str) -> None:
-    """Close each acknowledged connection on the store's database with 1001 (draining)."""
-    held = connections_of(store).by_token.values()
-    everyone = [connection for connections in held for connection in connections]
-    await asyncio.gather(*(c.close_revoked(reason, GOING_AWAY) for c in everyone))
+    """Close each acknowledged connection, and each stream over SSE or A2A, on the store's
+    database: 1001 (draining) for a connection; a stream just ends."""
+    await holders_of(store).close_all(reason)
 
 
 async def authenticate_connection(context: Context) -> None:
@@ -187,6 +124,24 @@ def limit_error(limit: int) -> GraphQLFormattedError:
     )
 
 
+def persisted_refusal(view: Any, payload: Any) -> GraphQLFormattedError | None:
+    """A subscribe message's document taken from its persisted id, in place
+    (app/api/persisted.py), or the refusal to send instead of running it."""
+    documents: persisted.Documents | None = getattr(view, "documents", None)
+    if documents is None or not isinstance(payload, dict):
+        return None
+    extensions = payload.get("extensions")
+    document_id = persisted.ids_of(payload)
+    named = isinstance(extensions, dict) and "persistedQuery" in extensions
+    if not (documents.only or named or document_id is not None):
+        return None
+    try:
+        payload["query"] = documents.resolve(payload.get("query"), extensions, document_id)
+    except persisted.Refusal as refusal:
+        return errors.as_graphql(refusal)
+    return None
+
+
 class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Context, None]):
     """graphql-transport-ws with pings on idle connections, a clear limit error, and a
     close (4403) when the connection's token is revoked."""
@@ -201,6 +156,8 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
             self._pinger = asyncio.create_task(self._ping_when_idle())
 
     async def handle_subscribe(self, message: Any) -> None:
+        if not await self.token_holds():
+            return
         limit = self.max_subscriptions_per_connection
         if (
             self.connection_acknowledged
@@ -214,6 +171,11 @@ class TransportWSHandler(RevocableConnection, BaseGraphQLTransportWSHandler[Cont
                 "payload": [limit_error(limit)],
             }
             await self.send_message(error)
+            return
+        if self.connection_acknowledged and (
+            refused := persisted_refusal(self.view, message.get("payload"))
+        ):
+            await self.send_message({"id": message["id"], "type": "error", "payload": [refused]})
             return
         await super().handle_subscribe(message)
 
@@ -269,6 +231,8 @@ class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
             await super().handle_async_results(*args, **kwargs)
 
     async def handle_start(self, message: Any) -> None:
+        if not await self.token_holds():
+            return
         limit = self.max_subscriptions_per_connection
         if (
             self.connection_acknowledged
@@ -282,5 +246,10 @@ class LegacyWSHandler(RevocableConnection, BaseGraphQLWSHandler[Context, None]):
                 "payload": limit_error(limit),
             }
             await self.send_message(error)
+            return
+        if self.connection_acknowledged and (
+            refused := persisted_refusal(self.view, message.get("payload"))
+        ):
+            await self.send_message({"type": "error", "id": message["id"], "payload": refused})
             return
         await super().handle_start(message)

@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 from app.domain.task import JSON
 
 Item = TypeVar("Item")
+Cursor = TypeVar("Cursor")
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,22 @@ class EventFilters:
 
 @dataclass(frozen=True)
 class Page(Generic[Item]):
+    """Items in their order; `has_next`: whether more lie beyond them in the direction
+    they were read (after them, or before them when read backward)."""
+
     items: list[Item]
     has_next: bool
+
+
+@dataclass(frozen=True)
+class Paging(Generic[Cursor]):
+    """Which page: of the items after `after` and before `before` (each None: unbounded),
+    the first `size`, or the last `size` when `backward`; in their order either way."""
+
+    size: int
+    after: Cursor | None = None
+    before: Cursor | None = None
+    backward: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ class Handled:
     principal: str | None = None
     operation: str | None = None
     code: str | None = None
+    document: str | None = None  # how the request's document came, when it named one by id
 
 
 current: ContextVar[Handled | None] = ContextVar("prickle_request", default=None)

@@ -103,5 +103,6 @@ def _log_line(scope: Scope, handled: Handled, exchange: _Exchange, seconds: floa
             "principal": handled.principal,
             "operation": handled.operation,
             "code": handled.code,
+            **({"document": handled.document} if handled.document else {}),
         },
     )

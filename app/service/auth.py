@@ -1,13 +1,25 @@
 """Bearer tokens: only their sha256 is stored; a token names one person or one agent.
 
-A process keeps, per database, what it has learned of tokens (`Credentials`): a token's
-hash -> its id, the principal it names and its expiry, so that a request costs no read.
-An entry leaves the cache the moment the process learns that its token was revoked: at
-once for a revocation the process made itself (`announce_revoked`, after the commit); from
-the event hub for other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the
-revoking transaction; on SQLite, where `prickle token revoke` is the only other writer, a
-poll of the revocation count). Whatever else holds a token open (a WebSocket connection:
-app/api/ws.py) listens to the same announcements. An expired token is refused by the clock.
+No request authenticates on a token whose revocation has committed, whoever committed it
+(this process, another server, `prickle token revoke`, `prickle erase`): each request proves
+what it knows of its token against the database itself, never against an announcement that
+may still be on its way.
+
+- On a SQLite file, a process keeps what it has learned of tokens (`Credentials`: a token's
+  hash -> its id, the principal it names, its expiry), each entry marked with the file's
+  `PRAGMA data_version` read just before the token's row was (`Store.data_version`: it moves
+  whenever any other connection commits to the file). A request reads the version (a couple
+  of microseconds, no transaction) and uses the entry only while it is unchanged; after any
+  commit elsewhere it reads the token's row again, in a read transaction of its own.
+- On PostgreSQL there is no such number to read for nothing: every request reads its
+  token's row, one statement without BEGIN and COMMIT (`Store.read(alone=True)`).
+- An expired token is refused by the clock.
+
+What holds a token open (a WebSocket connection, a stream over SSE or A2A:
+app/service/holders.py) is closed on revocation as this process hears of it: at once for a
+revocation it made itself (`announce_revoked`, after the commit); from the event hub for
+other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the revoking
+transaction; on SQLite a poll of the revocation count), within 2 s.
 
 `last_used_at` is written at most once a minute per token and process: when the token is
 used in a later minute than the one this process last recorded for it.
@@ -15,16 +27,17 @@ used in a later minute than the one this process last recorded for it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
 import secrets
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.domain.clock import new_id, now, rfc3339
-from app.domain.errors import Unauthenticated
+from app.domain.errors import Unauthenticated, Unavailable
 from app.domain.principals import Principal
 from app.domain.tokens import TokenInfo, expiry, minute_of
 from app.storage.outage import quietly
@@ -67,6 +80,7 @@ class _Known:
     credential: Credential
     used: str | None  # the minute of last use this process recorded
     recorded_until: float = 0.0  # the POSIX time until which `used` is this minute
+    version: int | None = None  # the database's data_version before the row was read
 
 
 class Credentials:
@@ -76,6 +90,7 @@ class Credentials:
         self.known: dict[str, _Known] = {}  # by the token's sha256
         self.epoch = 0  # counts the revocations heard; a read older than one is not cached
         self.listeners: list[Callable[[Revoked], None]] = []
+        self.proofs: dict[str, _Proofs] = {}  # the reads of tokens' rows under way, by hash
 
     def revoked(self, token_ids: Revoked) -> None:
         """Forget the revoked tokens (all, for None) and tell every listener."""
@@ -156,9 +171,10 @@ async def credential_for(store: Store, authorization: str | None) -> Credential:
     when there is none, or it is unknown, revoked or expired."""
     digest = token_digest(_bearer(authorization))
     credentials = credentials_of(store)
+    version = store.data_version()  # before the row is read, if it is
     known = credentials.known.get(digest)
-    if known is None:
-        known = await _look_up(store, credentials, digest)
+    if known is None or version is None or known.version != version:
+        known = await _proved(store, credentials, digest, version)
     at = now()
     if known.credential.expired(at):
         credentials.known.pop(digest, None)
@@ -176,17 +192,76 @@ def _bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-async def _look_up(store: Store, credentials: Credentials, digest: str) -> _Known:
+@dataclass
+class _Proofs:
+    """The reads of one token's row, one at a time (`lock`): a request that arrives while
+    one is under way waits for it to end, then takes the answer of a read that began after
+    it arrived, if one did, or begins one. So however many requests carry a token at once,
+    it costs a read at a time, and each request's answer is read after it arrived."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    begun: int = 0  # reads begun
+    last: tuple[int, _Known | Exception] | None = None  # the last read: its number, its answer
+    waiting: int = 0
+
+
+async def _proved(
+    store: Store, credentials: Credentials, digest: str, version: int | None
+) -> _Known:
+    """The token as its row stands now (`_look_up`), read after this call began."""
+    proofs = credentials.proofs.get(digest)
+    if proofs is None:
+        proofs = credentials.proofs[digest] = _Proofs()
+    arrived = proofs.begun
+    proofs.waiting += 1
+    try:
+        async with proofs.lock:
+            if proofs.last is None or proofs.last[0] <= arrived:
+                proofs.begun += 1
+                number = proofs.begun
+                try:
+                    answer: _Known | Exception = await _look_up(
+                        store, credentials, digest, version, credentials.known.get(digest)
+                    )
+                except (Unauthenticated, Unavailable) as error:
+                    answer = error
+                proofs.last = (number, answer)
+            answer = proofs.last[1]
+    finally:
+        proofs.waiting -= 1
+        if not proofs.waiting and credentials.proofs.get(digest) is proofs:
+            del credentials.proofs[digest]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+async def _look_up(
+    store: Store, credentials: Credentials, digest: str, version: int | None, was: _Known | None
+) -> _Known:
+    """The token's row, read now in a transaction of its own (begun after `version` was
+    read, so it sees at least what the version stands for); kept, marked with `version`,
+    unless a revocation was heard meanwhile. A token known before keeps its last use."""
     epoch = credentials.epoch
-    async with store.read() as tx:
+    async with store.read(alone=True) as tx:
         stored = await tx.tokens.by_digest(digest)
     if stored is None or not hmac.compare_digest(stored.token_sha256, digest):
+        credentials.known.pop(digest, None)
         raise Unauthenticated("the bearer token is not valid")
     if stored.info.revoked_at is not None:
+        credentials.known.pop(digest, None)
         raise Unauthenticated("the bearer token was revoked")
-    known = _Known(digest, _credential(stored, epoch), stored.info.last_used_at)
+    credential = _credential(stored, epoch)
+    if was is not None:  # seen before: what this process recorded of its use stays
+        known = was
+        known.credential = credential
+    else:
+        known = _Known(digest, credential, stored.info.last_used_at)
+    known.version = version
     if credentials.epoch == epoch:  # no revocation was heard while reading: keep it
         credentials.known[digest] = known
+    else:
+        credentials.known.pop(digest, None)
     return known
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from app.domain.events import Event, Said
 from app.domain.principals import Principal
-from app.domain.reads import EventFilters, Page, SavedCheckpoint, TaskFilters
+from app.domain.reads import EventFilters, Page, Paging, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
 from app.storage import reads as sql
 from app.storage.store import Store
@@ -45,22 +45,25 @@ class Found:
 
 
 async def task_graph_page(
-    store: Store, viewer: Principal, filters: TaskFilters, first: int, after: str | None, want: Want
+    store: Store, viewer: Principal, filters: TaskFilters, paging: Paging[str], want: Want
 ) -> tuple[Page[Task], Found]:
     """A page of tasks and what `want` reads around them, in one read transaction: one
     statement per relation and level, however many tasks the page holds."""
+    p = paging
     async with store.read() as tx:
-        page = await sql.task_page(tx, viewer, filters, first, after, want.columns)
+        page = await sql.task_page(
+            tx, viewer, filters, p.size, p.after, want.columns, p.before, p.backward
+        )
         return page, await read_ahead(tx, viewer, page.items, want)
 
 
 async def inbox_page(
-    store: Store, viewer: Principal, first: int, after: str | None, want: Want
+    store: Store, viewer: Principal, paging: Paging[str], want: Want
 ) -> tuple[Page[Task], Found]:
     """A page of the tasks waiting on the viewer (`app.domain.inbox`), in every project, by
-    id, after the task `after`; and what `want` reads around them."""
+    id, within the paging's cursors; and what `want` reads around them."""
     async with store.read() as tx:
-        page = await tx.inbox.page(viewer, first, after, want.columns)
+        page = await tx.inbox.page(viewer, paging.size, paging.after, want.columns, paging)
         return page, await read_ahead(tx, viewer, page.items, want)
 
 
@@ -146,11 +149,12 @@ async def count_tasks(
 
 
 async def event_page(
-    store: Store, viewer: Principal, filters: EventFilters, first: int, after: int | None
+    store: Store, viewer: Principal, filters: EventFilters, paging: Paging[int]
 ) -> Page[Event]:
-    """Up to `first` events of visible tasks, oldest first, after the event seq `after`."""
+    """A page of the events of visible tasks, oldest first, within the paging's event seqs."""
+    p = paging
     async with store.read() as tx:
-        return await sql.event_page(tx, viewer, filters, first, after)
+        return await sql.event_page(tx, viewer, filters, p.size, p.after, p.before, p.backward)
 
 
 async def count_task_events(

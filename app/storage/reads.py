@@ -82,8 +82,11 @@ async def task_page(
     first: int,
     after: str | None,
     columns: Columns = None,
+    before: str | None = None,
+    backward: bool = False,
 ) -> Page[Task]:
-    """Visible tasks matching the filters, by id (creation order), after the cursor.
+    """Visible tasks matching the filters, by id (creation order), after the cursor `after`
+    and before `before`: the first `first` of them, or the last when `backward`.
 
     Planned for its own filters (`Tx.custom_plans`): a plan made without them (PostgreSQL's
     generic plan of a prepared statement, after its fifth run on a connection) estimates a
@@ -94,9 +97,13 @@ async def task_page(
     stmt = stmt.where(visible(principal), *_task_filters(filters))
     if after is not None:
         stmt = stmt.where(tasks.c.id > after)
+    if before is not None:
+        stmt = stmt.where(tasks.c.id < before)
+    order = tasks.c.id.desc() if backward else tasks.c.id
     await tx.custom_plans()
-    rows = await tx.rows(stmt.order_by(tasks.c.id).limit(first + 1))
-    return Page(list(map(task_of, rows[:first])), len(rows) > first)
+    rows = await tx.rows(stmt.order_by(order).limit(first + 1))
+    found = list(map(task_of, rows[:first]))
+    return Page(found[::-1] if backward else found, len(rows) > first)
 
 
 async def count_tasks(
@@ -212,9 +219,16 @@ def _event_filters(
 
 
 async def event_page(
-    tx: Tx, principal: Principal, filters: EventFilters, first: int, after: int | None
+    tx: Tx,
+    principal: Principal,
+    filters: EventFilters,
+    first: int,
+    after: int | None,
+    before: int | None = None,
+    backward: bool = False,
 ) -> Page[Event]:
-    """The history of visible tasks, oldest first, after the event cursor. A task's own
+    """The history of visible tasks, oldest first, after the event cursor `after` and before
+    `before`: the first `first` of those events, or the last when `backward`. A task's own
     history includes its archived events; the log's, not by task, is served after the
     archived ones only, and refuses a cursor before them (`CursorArchived`)."""
     if filters.task_id is None:
@@ -225,18 +239,22 @@ async def event_page(
         stmt = _joined(log).where(*_event_filters(principal, filters, log))
         if after is not None:
             stmt = stmt.where(log.c.seq > after)
+        if before is not None:
+            stmt = stmt.where(log.c.seq < before)
         if bound is not None:  # a page never passes a seq that a later commit could still fill
             stmt = stmt.where(log.c.seq <= bound)
         return stmt
 
     if filters.task_id is None:
-        stmt: Any = page_of(events).order_by(events.c.seq)
+        seq = events.c.seq
+        stmt: Any = page_of(events).order_by(seq.desc() if backward else seq)
     else:
         both = _history(page_of)
-        stmt = select(both).order_by(both.c.seq)
+        stmt = select(both).order_by(both.c.seq.desc() if backward else both.c.seq)
     await tx.custom_plans()
     rows = await tx.rows(stmt.limit(first + 1))
-    return Page([mapping.event_from_row(r) for r in rows[:first]], len(rows) > first)
+    found = [mapping.event_from_row(r) for r in rows[:first]]
+    return Page(found[::-1] if backward else found, len(rows) > first)
 
 
 async def count_task_events(

@@ -18,6 +18,7 @@ learns of it, as of the first success after it.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any, Generic, TypeVar
@@ -63,6 +64,7 @@ class Store:
         self._probe: asyncio.Task[None] | None = None  # its probe, once `watch()` started it
         self._probe_stopping = asyncio.Event()
         self._probe_connection: Any = None  # PostgreSQL: the probe's asyncpg connection
+        self._versions: sqlite3.Connection | None = None  # a SQLite file's, for data_version()
         self.fast: FastPaths | None = None
         if _fast(fast):
             self.fast = FastPaths(self.engine, self._blocking, self._write_lock, self._tx)
@@ -95,9 +97,37 @@ class Store:
             for told in self.member_listeners:
                 told()
 
-    def read(self) -> AbstractAsyncContextManager[Tx]:
-        """A read transaction; on the fast paths, inside `reading()`, the one it shares."""
-        return self._guarded(self.fast.read() if self.fast else self._transaction(write=False))
+    def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction; on the fast paths, inside `reading()`, the one it shares.
+        `alone`: a block of one statement, in a transaction of its own, never the shared one
+        (it sees every commit made before it began); on PostgreSQL's fast path the statement
+        runs without BEGIN and COMMIT."""
+        if self.fast:
+            return self._guarded(self.fast.read(alone))
+        return self._guarded(self._transaction(write=False))
+
+    def data_version(self) -> int | None:
+        """A number that moves whenever any other connection commits to the database, of this
+        process or another: a SQLite file's `PRAGMA data_version`, read on a connection of
+        its own that never writes (a couple of microseconds). 0, always, for SQLite in
+        memory, which no other process reaches. None where there is no such number
+        (PostgreSQL), or when it cannot be read now: then the caller reads the rows."""
+        if not self.sqlite:
+            return None
+        if self._blocking is None:
+            return 0
+        try:
+            if self._versions is None:
+                held = self._blocking.raw_connection()
+                raw = held.driver_connection
+                held.detach()  # the store's own, never handed to a transaction
+                assert isinstance(raw, sqlite3.Connection)
+                self._versions = raw
+            version: int = self._versions.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            self._versions = None
+            return None
+        return version
 
     def reading(self) -> AbstractAsyncContextManager[None]:
         """A query's reads. On the fast paths every `read()` inside (in this task and the
@@ -186,6 +216,9 @@ class Store:
             self._probe_connection.terminate()
         if self.fast is not None:
             await self.fast.close()
+        if self._versions is not None:
+            self._versions.close()
+            self._versions = None
         if self._blocking is not None:
             self._blocking.dispose()
         await self.engine.dispose()

@@ -40,7 +40,7 @@ from a2a.utils.errors import (
 from app.a2a.inbound import listing, messages, push, tasks, waiting
 from app.a2a.inbound.call import Call, call_of
 from app.a2a.inbound.errors import shielded
-from app.a2a.inbound.streams import slot, until_revoked
+from app.a2a.inbound.streams import slot
 from app.domain.events import Said
 from app.domain.task import Task as PrickleTask
 from app.domain.webhooks import Webhook
@@ -48,6 +48,7 @@ from app.events.hub import FellBehind
 from app.events.stream import Filters, events_for, task_of
 from app.service import reads, verbs
 from app.service.creation import handoff
+from app.service.holders import until_revoked
 from app.service.webhook_urls import check_url, private_allowed
 from app.service.webhooks import WebhookInput, create_webhook, delete_webhook, webhooks_of
 
@@ -255,7 +256,8 @@ async def _push_config(call: Call, task_id: str, config_id: str) -> Webhook:
 
 def _followed(call: Call, task_id: str) -> AsyncGenerator[Any, None]:
     """`_follow` after the request's Last-Event-ID, until the caller's token is revoked."""
-    return until_revoked(_follow(call, task_id, call.after), call.store, call.credential)
+    stream = _follow(call, task_id, call.after)
+    return until_revoked(stream, call.store, call.credential, refuse=False)
 
 
 async def _follow(call: Call, task_id: str, after: int | None) -> AsyncGenerator[Any, None]:

@@ -7,10 +7,14 @@ execution is replaced, and only for a query exactly within this subset (anything
 as usual):
 
 - the operation selects `tasks` alone (aliased or not), with no directive anywhere;
-- under it: `edges { cursor node { ... } }`, `page_info { has_next_page end_cursor }`,
+- under it: `edges { cursor node { ... } }`, `pageInfo { hasNextPage hasPreviousPage
+  startCursor endCursor }` (and the deprecated `page_info { has_next_page end_cursor }`),
   `total_count` and `__typename`, with no fragment and no response key twice at a level;
+- the page is read forward (`first`, `after`); `last` or `before` runs as usual;
 - a node selects the Task's scalar fields, `__typename`, and `parent`, `children` and
-  `dependencies` with selections of the same kind, to any depth.
+  `dependencies` with selections of the same kind, to any depth; and its lists: `results`
+  (their scalar fields and `evidence`, `artifacts`, `verdicts`; not the actor and lineage
+  unions), `checkpoints` (with `checkpoint`) and `events` (not their `task`).
 
 The arguments (literals or variables) are checked as the resolver checks them; when one
 would be refused, when the caller is not authenticated, or on SQLite, the query runs as
@@ -32,15 +36,37 @@ from app.api.enums import plain
 from app.api.fast import compiled_moves as moves
 from app.api.fast.plans import Plans
 from app.api.fast.sharing import SharingExecutor
-from app.api.queries import DEFAULT_FIRST, page_size, task_id
+from app.api.queries import paging, task_id
 from app.domain.reads import TaskFilters
 from app.service.fast import compiled as service
-from app.service.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.service.fast.compiled import (
+    CHECKPOINT,
+    CHECKPOINT_BODY,
+    EVENT,
+    LISTS,
+    MAX_KEYS,
+    RELATIONS,
+    RESULT,
+    RESULT_LISTS,
+    SCALARS,
+    Selection,
+)
 
-CONNECTION = frozenset({"edges", "page_info", "total_count", "__typename"})
+CONNECTION = frozenset({"edges", "pageInfo", "page_info", "total_count", "__typename"})
 EDGE = frozenset({"cursor", "node", "__typename"})
-PAGE_INFO = frozenset({"has_next_page", "end_cursor", "__typename"})
-TASK = SCALARS | RELATIONS | {"__typename"}
+PAGE_INFO = frozenset(
+    {
+        "hasNextPage",
+        "hasPreviousPage",
+        "startCursor",
+        "endCursor",
+        "has_next_page",
+        "end_cursor",
+        "__typename",
+    }
+)
+TASK = SCALARS | RELATIONS | LISTS | {"__typename"}
+TYPENAME = frozenset({"__typename"})
 
 
 class Refused(Exception):
@@ -81,7 +107,25 @@ def _selection(node: FieldNode, names: frozenset[str], below: dict[str, Any]) ->
 
 
 def _task(node: FieldNode) -> Selection:
-    return _selection(node, TASK, dict.fromkeys(RELATIONS, _task))
+    below = {**dict.fromkeys(RELATIONS, _task), **_LISTS}
+    return _selection(node, TASK, below)
+
+
+def _flat(names: frozenset[str]) -> Any:
+    return lambda node: _selection(node, names | TYPENAME, {})
+
+
+_LISTS: dict[str, Any] = {
+    "results": lambda node: _selection(
+        node,
+        RESULT | TYPENAME | set(RESULT_LISTS),
+        {name: _flat(fields) for name, (_, fields) in RESULT_LISTS.items()},
+    ),
+    "checkpoints": lambda node: _selection(
+        node, CHECKPOINT | TYPENAME | {"checkpoint"}, {"checkpoint": _flat(CHECKPOINT_BODY)}
+    ),
+    "events": _flat(EVENT),
+}
 
 
 def _edge(node: FieldNode) -> Selection:
@@ -93,7 +137,8 @@ def _page_info(node: FieldNode) -> Selection:
 
 
 def _connection(node: FieldNode) -> Selection:
-    return _selection(node, CONNECTION, {"edges": _edge, "page_info": _page_info})
+    below = {"edges": _edge, "pageInfo": _page_info, "page_info": _page_info}
+    return _selection(node, CONNECTION, below)
 
 
 def plan_of(operation: OperationDefinitionNode) -> Plan | None:
@@ -128,7 +173,11 @@ def _arguments(executor: SharingExecutor, plan: Plan) -> tuple[TaskFilters, int,
     )
     if any(isinstance(v, str) and "\x00" in v for v in vars(filters).values()):
         raise Refused  # the database refuses it: the general path says so
-    return filters, page_size(args.get("first", DEFAULT_FIRST)), task_id(args.get("after"), "after")
+    first, last = args.get("first"), args.get("last")
+    pages = paging(first, args.get("after"), last, args.get("before"), task_id)
+    if pages.backward or pages.before is not None:
+        raise Refused  # forward pages only: the general path reads the others
+    return filters, pages.size, pages.after
 
 
 async def answer(executor: SharingExecutor, plan: Plan) -> dict[str, Any] | None:

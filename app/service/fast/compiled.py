@@ -8,10 +8,33 @@ from typing import Any
 from app.domain.principals import Principal
 from app.domain.reads import TaskFilters
 from app.storage.fast import compiled as sql
-from app.storage.fast.compiled import MAX_KEYS, RELATIONS, SCALARS, Selection
+from app.storage.fast.compiled import (
+    CHECKPOINT,
+    CHECKPOINT_BODY,
+    EVENT,
+    LISTS,
+    MAX_KEYS,
+    RELATIONS,
+    RESULT,
+    RESULT_LISTS,
+    SCALARS,
+    Selection,
+)
 from app.storage.store import Store
 
-__all__ = ["MAX_KEYS", "RELATIONS", "SCALARS", "Selection", "task_page_json"]
+__all__ = [
+    "CHECKPOINT",
+    "CHECKPOINT_BODY",
+    "EVENT",
+    "LISTS",
+    "MAX_KEYS",
+    "RELATIONS",
+    "RESULT",
+    "RESULT_LISTS",
+    "SCALARS",
+    "Selection",
+    "task_page_json",
+]
 
 
 async def task_page_json(

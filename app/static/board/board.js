@@ -11,16 +11,23 @@
   ];
   const TERMINAL = new Set(["completed", "rejected", "cancelled"]);
   // The gate and the result policy pass a task through these within the call that enters
-  // them: they never hold one between calls, so an empty one is drawn as a narrow strip.
+  // them: they never hold one between calls. (Any empty column is drawn as a narrow strip,
+  // so the columns that hold tasks get the width.)
   const PASSING = new Set(["requested", "verifying"]);
   const TOKEN_KEY = "prickle.token";
   const PAGE = 500;
-  const LONG_TITLE = 36; // characters: a longer title may not fit three lines of a narrow card
+  const SHORT_TITLE = 24; // characters: a shorter title fits three lines of any card
+  // States in which a task waits for someone to act: its card says for how long.
+  const WAITS = new Set(["routed", "waiting", "approval", "returned"]);
+  // Liveness: a ping after 1 s without a word from the server; 2.5 s without one (no pong)
+  // and the connection counts as lost, so the board says so within 3 s.
+  const PING_AFTER_MS = 1000;
+  const LOST_AFTER_MS = 2500;
 
   const CARD = `id project state waiting_on assignee requester display_title version
     created_at updated_at parent_task_id packet { task deliverable_type }`;
   // What an event says of a move: enough to tell what the task's wait asks (askedOf).
-  const ASKED = "kind verb from_state to_state waiting_on actor at note";
+  const ASKED = "kind verb from_state to_state waiting_on actor at note version";
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
       total_count page_info { has_next_page end_cursor } edges { node { ${CARD} } } } }`;
@@ -39,16 +46,20 @@
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
   // The inbox: what waits on the viewer, in every project, read from the server a page at a
   // time; a move of a task in it, or of a task now waiting, makes the board read it again.
-  const INBOX_PAGE = 50;
+  const INBOX_PAGE = 200;
+  const INBOX_CAP = 1000; // the inbox is read whole (to group and sort it) up to this many
   const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
     inbox(first: $first, after: $after) { total_count page_info { has_next_page end_cursor }
       edges { node { ${CARD} events { ${ASKED} } } } } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
-    task_events(after: $after) { cursor task_id to_state } }`;
+    task_events(after: $after) { cursor task_id to_state verb actor version } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
     task_events(task_id: $task_id) { cursor } }`;
+  // In lists: a board far behind (back from a lost connection) catches up a list at a time,
+  // then each list holds what arrived meanwhile.
+  const EVENT_BATCH = 500;
   const S_EVENTS = `subscription BoardEvents($project: String, $after: String) {
-    task_events(project: $project, after: $after) {
+    task_event_batches(project: $project, after: $after, batch_size: ${EVENT_BATCH}) {
       cursor seq kind task_id from_state to_state verb actor at task { ${CARD} } } }`;
 
   const $ = (id) => document.getElementById(id);
@@ -91,10 +102,29 @@
     });
   }
 
+  // How long since: "< 1 min", "3 min", "2 h", "5 d".
+  function lasted(iso, now = Date.now()) {
+    const s = Math.round((now - instant(iso).getTime()) / 1000);
+    if (!Number.isFinite(s)) return String(iso);
+    if (s < 60) return "< 1 min";
+    if (s < 3600) return `${Math.floor(s / 60)} min`;
+    if (s < 86400) return `${Math.floor(s / 3600)} h`;
+    return `${Math.floor(s / 86400)} d`;
+  }
+
+  // A <time> that counts how long since `iso`: "waiting 3 h".
+  function since(iso, prefix) {
+    return h("time", {
+      datetime: iso, "data-prefix": prefix, "data-lasted": "1", title: instant(iso).toLocaleString(),
+      text: `${prefix}${lasted(iso)}`,
+    });
+  }
+
   function tick() {
     const now = Date.now();
     for (const t of document.querySelectorAll("time[datetime]")) {
-      t.textContent = `${t.dataset.prefix || ""}${ago(t.getAttribute("datetime"), now)}`;
+      const iso = t.getAttribute("datetime");
+      t.textContent = `${t.dataset.prefix || ""}${t.dataset.lasted ? lasted(iso, now) : ago(iso, now)}`;
     }
   }
 
@@ -108,12 +138,37 @@
     }
   }
 
+  // A failure in words a person understands; the code stays, in brackets, for a report.
+  function inWords(error) {
+    switch (error.code) {
+      case "unreachable": return "Can't reach the server";
+      case "forbidden": return "You may not do this to this task now";
+      case "not_found": return "This task is gone, or you no longer see it";
+      case "invalid_input": return `The server refused what was sent: ${error.message}`;
+      case "invalid_state": return `The task is no longer where this needs it: ${error.message}`;
+      case "turn_budget_exhausted": return "The task has used all of its turns";
+      case "unavailable": return "The server cannot do it just now (its database is away or it is busy)";
+      case "rate_limited": return "Too many requests just now";
+      case "internal": return "The server failed to do it";
+      case "http": return `The server answered ${error.message}`;
+      default: return error.message;
+    }
+  }
+  // Failures after which nothing was done, so sending again is safe (and a move carries
+  // expected_version: were the first to have been made after all, the second is refused).
+  const RESENDABLE = new Set(["unreachable", "unavailable", "rate_limited", "internal", "http"]);
+
   async function gql(token, query, variables = {}) {
-    const response = await fetch("/graphql", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
-    });
+    let response;
+    try {
+      response = await fetch("/graphql", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+    } catch {
+      throw new GraphQLError([{ message: "Can't reach the server", extensions: { code: "unreachable" } }]);
+    }
     let body;
     try { body = await response.json(); } catch { body = null; }
     if (body?.errors?.length) throw new GraphQLError(body.errors);
@@ -138,12 +193,23 @@
       this.ws = null;
       this.acked = false;
       this.attempt = 0;
-      this.holdUntil = 0;
+      this.held = false; // closed on purpose (paused): no reconnecting until resumed
       this.timer = null;
       this.stopped = false;
       this.connections = 0;
-      this.lastMessage = 0;
-      this.keepalive = setInterval(() => this.checkAlive(), 10000);
+      this.lastMessage = 0; // when the server last said anything (an event, a pong)
+      this.pinged = 0;
+      this.keepalive = setInterval(() => this.checkAlive(), 250);
+      this.offline = navigator.onLine === false;
+      this.onOffline = () => { this.offline = true; this.drop(); };
+      this.onOnline = () => {
+        this.offline = false;
+        clearTimeout(this.timer);
+        this.attempt = 0;
+        if (!this.ws) this.connect();
+      };
+      addEventListener("offline", this.onOffline);
+      addEventListener("online", this.onOnline);
     }
 
     url() {
@@ -151,7 +217,8 @@
     }
 
     connect() {
-      if (this.stopped || this.ws) return;
+      if (this.offline && !this.stopped && !this.ws) this.onStatus("offline");
+      if (this.stopped || this.ws || this.held || this.offline) return;
       clearTimeout(this.timer);
       this.onStatus(this.connections ? "reconnecting" : "connecting");
       const ws = new WebSocket(this.url(), "graphql-transport-ws");
@@ -241,16 +308,29 @@
       clearTimeout(this.timer);
       if (this.stopped) return;
       if (event.code === 4403 || event.code === 4401) return this.authFailed();
-      this.onStatus("reconnecting");
+      this.onStatus(this.offline ? "offline" : "reconnecting");
+      if (this.held || this.offline) return;
       const backoff = Math.min(15000, 500 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
       this.attempt += 1;
-      const wait = Math.max(backoff, this.holdUntil - Date.now());
-      this.timer = setTimeout(() => this.connect(), wait);
+      this.timer = setTimeout(() => this.connect(), backoff);
     }
 
-    // Close the socket now; it reconnects by itself (not before `holdMs` have passed).
-    drop(holdMs = 0) {
-      this.holdUntil = Date.now() + holdMs;
+    // Close the socket now and stay away until resume(): the connection lost, on demand.
+    pause() {
+      this.held = true;
+      clearTimeout(this.timer);
+      this.drop();
+    }
+
+    resume() {
+      if (!this.held) return;
+      this.held = false;
+      this.attempt = 0;
+      this.connect();
+    }
+
+    // Close the socket now; it reconnects by itself, with backoff.
+    drop() {
       const ws = this.ws;
       if (!ws) return;
       if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close();
@@ -259,16 +339,28 @@
       this.closed(ws, { code: 4000 });
     }
 
+    // The connection is alive while the server answers: after a second of silence a ping,
+    // whose pong (or any message) must come within LOST_AFTER_MS of the last word.
     checkAlive() {
       if (!this.acked) return;
-      if (Date.now() - this.lastMessage > 45000) return this.drop();
-      if (Date.now() - this.lastMessage > 20000) this.send({ type: "ping" });
+      const now = Date.now();
+      const silent = now - this.lastMessage;
+      if (silent > LOST_AFTER_MS) {
+        metrics.lost = { silentMs: silent, at: now };
+        return this.drop();
+      }
+      if (silent > PING_AFTER_MS && now - this.pinged > PING_AFTER_MS) {
+        this.pinged = now;
+        this.send({ type: "ping" });
+      }
     }
 
     stop() {
       this.stopped = true;
       clearTimeout(this.timer);
       clearInterval(this.keepalive);
+      removeEventListener("offline", this.onOffline);
+      removeEventListener("online", this.onOnline);
       const ws = this.ws;
       this.ws = null;
       if (ws) ws.close(1000, "bye");
@@ -296,8 +388,28 @@
       this.frame = 0;
       this.ready = false;
       this.selected = null;
+      this.current = null; // the card in the Tab order (rove)
       this.filter = {};
       this.onChange = () => {};
+      // A "more" button only on a card whose title does not fit its three lines, checked
+      // when the card comes into view (and again when the columns change width).
+      this.clamped = new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          this.clamped.unobserve(entry.target);
+          this.fitTitle(entry.target);
+        }
+      });
+      let resized = 0;
+      addEventListener("resize", () => {
+        clearTimeout(resized);
+        resized = setTimeout(() => {
+          for (const { el, task } of this.cards.values()) {
+            const title = task.display_title || task.packet?.task || task.id;
+            if (title.length > SHORT_TITLE && !el.classList.contains("expanded")) this.clamped.observe(el);
+          }
+        }, 200);
+      });
       this.build();
     }
 
@@ -306,7 +418,7 @@
         const count = h("span", { class: "n", text: "0" });
         const list = h("ol", { class: "cards", "data-state": state, "aria-label": state });
         const col = h("section", {
-          class: `column${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing strip" : ""}`,
+          class: `column strip${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing" : ""}`,
           "data-state": state,
         }, h("h2", null, h("span", { text: state }), count), list);
         this.columns.set(state, { col, list, count, n: 0 });
@@ -333,7 +445,7 @@
     count(column, delta) {
       column.n += delta;
       column.count.textContent = String(column.n);
-      column.col.classList.toggle("strip", column.col.classList.contains("passing") && column.n === 0);
+      column.col.classList.toggle("strip", column.n === 0);
     }
 
     // The whole title (three lines, then "more"), and a line that tells cards apart.
@@ -343,15 +455,13 @@
         h("span", { class: "tag", text: task.packet?.deliverable_type }),
         h("span", { class: "who", text: task.assignee }),
         task.waiting_on && h("span", { class: "tag wait", text: `on ${task.waiting_on}` }),
-        when(task.created_at, "made "));
+        WAITS.has(task.state) ? since(task.updated_at, "waiting ")
+          : when(task.updated_at, TERMINAL.has(task.state) ? "ended " : "last move "));
       const el = h("li", {
-        class: "card", tabindex: "0", "data-id": task.id, "data-state": task.state,
+        class: "card", tabindex: task.id === this.current ? "0" : "-1", "data-id": task.id, "data-state": task.state,
         "data-version": String(task.version), title: task.packet?.task,
-      }, h("div", { class: "t", text: title }),
-      title.length > LONG_TITLE && h("button", {
-        type: "button", class: "expand", "aria-expanded": "false", text: "more",
-        "aria-label": "more of the title",
-      }), meta);
+      }, h("div", { class: "t", text: title }), meta);
+      if (title.length > SHORT_TITLE) this.clamped.observe(el);
       if (task.id === this.selected) el.classList.add("selected");
       if (!this.matches(task)) el.hidden = true;
       return el;
@@ -382,9 +492,23 @@
       }));
       this.ready = true;
       this.recount();
+      this.keepCurrent();
       this.schedule();
       this.onChange();
       this.showFirstHeld();
+    }
+
+    fitTitle(card) {
+      if (card.classList.contains("expanded")) return;
+      const t = card.querySelector(".t");
+      const cut = t.scrollHeight > t.clientHeight + 1;
+      const button = card.querySelector(".expand");
+      if (cut && !button) {
+        t.after(h("button", {
+          type: "button", class: "expand", "aria-expanded": "false", text: "more",
+          "aria-label": "more of the title", tabindex: card.dataset.id === this.current ? "0" : "-1",
+        }));
+      } else if (!cut && button) button.remove();
     }
 
     // On a narrow screen (one column at a time) the board opens on the first that holds a task.
@@ -426,7 +550,9 @@
       metrics.applies.push({ tasks: batch.length, ms });
       if (metrics.applies.length > 200) metrics.applies.shift();
       this.recount();
+      this.keepCurrent();
       this.onChange(batch);
+      metrics.drawnAt = performance.now();
     }
 
     // One card: replaced by its new version at the top of its (possibly new) column.
@@ -454,6 +580,51 @@
       for (const { el, task } of this.cards.values()) el.hidden = !this.matches(task);
       for (const [state, c] of this.columns) c.col.hidden = Boolean(filter.state) && filter.state !== state;
       this.recount();
+      this.keepCurrent();
+    }
+
+    // Keyboard: one card of the board is in the Tab order (the current one); the arrow keys
+    // move between cards (up, down) and between the columns that show cards (left, right).
+    rove(el) {
+      const old = this.cards.get(this.current)?.el;
+      if (old && old !== el) {
+        old.tabIndex = -1;
+        const b = old.querySelector(".expand");
+        if (b) b.tabIndex = -1;
+      }
+      this.current = el?.dataset.id ?? null;
+      if (!el) return;
+      el.tabIndex = 0;
+      const b = el.querySelector(".expand");
+      if (b) b.tabIndex = 0;
+    }
+
+    // The current card stays one that is shown: the first of the first column, when it is not.
+    keepCurrent() {
+      const el = this.cards.get(this.current)?.el;
+      if (el && el.isConnected && !el.hidden) return;
+      const first = [...this.columns.values()].filter((c) => !c.col.hidden)
+        .map((c) => [...c.list.children].find((x) => !x.hidden)).find(Boolean);
+      this.rove(first || null);
+    }
+
+    visibleIn(column) {
+      return [...column.list.children].filter((x) => !x.hidden);
+    }
+
+    step(card, key) {
+      const column = this.columns.get(card.dataset.state);
+      const here = this.visibleIn(column);
+      const at = here.indexOf(card);
+      if (key === "ArrowDown") return here[at + 1];
+      if (key === "ArrowUp") return here[at - 1];
+      if (key === "Home") return here[0];
+      if (key === "End") return here[here.length - 1];
+      const shown = [...this.columns.values()].filter((c) => !c.col.hidden && this.visibleIn(c).length);
+      const next = shown[shown.indexOf(column) + (key === "ArrowRight" ? 1 : -1)];
+      if (!next) return null;
+      const there = this.visibleIn(next);
+      return there[Math.min(at, there.length - 1)];
     }
 
     filtered() {
@@ -560,18 +731,43 @@
     ];
   }
 
+  // A result's status in the protocol's words for the decision that set it: `rejected` is
+  // both "request changes" (the task went back to work) and "reject" (the task ended).
+  function decisionOf(t) {
+    const r = t.result;
+    if (!r) return null;
+    if (r.status === "accepted") return { words: "accepted", tone: "ok" };
+    if (r.status === "submitted") return { words: t.state === "approval" ? "waiting for a decision" : "submitted", tone: "" };
+    if (r.status === "rejected") {
+      if (t.state === "rejected") return { words: "rejected", tone: "bad" };
+      return { words: r.decided_by_policy ? "sent back by the result rule" : "changes requested", tone: "warn" };
+    }
+    return { words: r.status, tone: "" };
+  }
+
+  function verdictList(t) {
+    const r = t.result;
+    if (!r?.verdicts?.length) return undefined;
+    const criteria = t.packet.acceptance_criteria || [];
+    return h("ul", { class: "verdict-list" }, r.verdicts.map((v) => h("li", null,
+      h("span", { class: `tag ${v.accepted ? "ok" : "bad"}`, text: v.accepted ? "accepted" : "not accepted" }),
+      ` ${v.criterion + 1}. ${criteria[v.criterion] ?? ""}`, v.note ? h("span", { class: "muted", text: ` — ${v.note}` }) : "")));
+  }
+
   function resultSection(t) {
     const r = t.result;
     if (!r) return h("p", { class: "muted", text: "no result yet" });
     const report = r.evidence_report || {};
     const stale = new Map((report.stale || []).map((s) => [s.evidence, s.why]));
+    const decision = decisionOf(t);
     return [
       fields([
-        ["status", h("span", { class: `tag ${r.status === "accepted" ? "ok" : r.status === "rejected" ? "bad" : ""}`, text: r.status })],
+        ["status", h("span", { class: `tag ${decision.tone} result-status`, text: decision.words })],
         ["revision", r.revision], ["returned", h("span", null, `${text(r.returned_by)}, `, when(r.returned_at))],
         ["provenance", `${r.provenance}, ${text(r.provenance_status)}`],
         ["decided by", r.decided_by ? `${who(r.decided_by)}${r.decided_by_policy ? ` (${r.decided_by_policy})` : ""}` : null],
         ["reason", r.reason || undefined],
+        ["verdicts", verdictList(t)],
         ["lineage", r.lineage ? r.lineage.cause?.kind + (r.lineage.cause?.task_id ? ` ${r.lineage.cause.task_id}` : "") : undefined],
       ]),
       pre(r.summary),
@@ -597,6 +793,27 @@
 
   // ---- the timeline: the task's events, a page at a time --------------------------------
 
+  // What an event did, in words: a decision by its name, other verbs as a person says them.
+  const SAID = {
+    approve_handoff: "approved the handoff", deny_task: "denied the task", accept_task: "accepted the task",
+    start_task: "started work", save_checkpoint: "saved a checkpoint", wait_on: "asked a question",
+    answer: "answered", stop_run: "stopped the run", resume_run: "resumed the run",
+    hand_back: "handed the task back", return_result: "returned a result", cancel_task: "cancelled the task",
+    reroute: "rerouted the task", handoff: "handed the task off",
+  };
+  function said(e) {
+    if (e.verb === "decide_result") {
+      if (e.to_state === "completed") return "accepted the result";
+      if (e.to_state === "rejected") return "rejected the result";
+      return "requested changes";
+    }
+    if (e.kind === "result" && e.to_state === "working") return "returned a result; the result rule sent it back";
+    if (e.kind === "result" && e.to_state === "completed") return "returned a result; the result rule accepted it";
+    if (e.kind === "result" && e.to_state === "approval") return "returned a result for decision";
+    if (e.verb === "wait_on" && e.waiting_on === "owner_approval") return "the gate held the handoff";
+    return SAID[e.verb] || (e.kind === "created" ? "created the task" : e.verb || e.kind);
+  }
+
   function timelineItem(e) {
     const move = e.from_state && e.from_state !== e.to_state
       ? [h("span", { class: "tag", text: e.from_state }), " → ", h("span", { class: "tag", text: e.to_state })]
@@ -605,7 +822,8 @@
       h("div", { class: "tl-head" },
         when(e.at), " ",
         h("strong", { class: "tl-actor", text: e.actor || "the server" }), " ",
-        h("span", { class: "tl-verb", text: e.verb || e.kind })),
+        h("span", { class: "tl-said", text: said(e) }),
+        e.verb ? h("span", { class: "muted tl-verb", text: ` (${e.verb})` }) : ""),
       h("div", null, h("span", { class: `tag kind-${e.kind}`, text: e.kind }), " ", move,
         e.waiting_on ? [" ", h("span", { class: "tag wait", text: `on ${e.waiting_on}` })] : "",
         h("span", { class: "muted", text: ` v${e.version}` })),
@@ -634,7 +852,7 @@
         more.hidden = complete;
         more.textContent = `Show ${Math.min(TIMELINE_PAGE, conn.total_count - loaded)} more`;
       } catch (error) {
-        counter.textContent = `Could not load the timeline: ${error.message} (${error.code})`;
+        counter.textContent = `Could not load the timeline: ${inWords(error)}.`;
       } finally {
         more.disabled = false;
       }
@@ -699,19 +917,46 @@
       fields: [{ name: "assignee", label: "New assignee", placeholder: "owner/agent", required: true }],
     },
   };
-  // The GraphQL type of each argument the forms send.
-  const ARG_TYPES = {
-    task_id: "ID!", expected_version: "Int", reason: "String", answer: "String!",
-    checkpoint: "CheckpointInput!", on: "WaitOn!", question: "String", agent: "String",
-    result: "ResultInput!", decision: "Decision!", verdicts: "[VerdictInput!]", assignee: "String",
+  // Each verb's one document, declaring every argument its form may send (an empty field is
+  // left out of the variables): fixed texts, so that they are in the server's manifest of
+  // trusted documents (scripts/documents.py) and the forms work under
+  // --trusted-documents-only.
+  const MOVED = "id version state";
+  const M_APPROVE_HANDOFF = `mutation Board_approve_handoff($task_id: ID!, $reason: String, $expected_version: Int) {
+    approve_handoff(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_DENY_TASK = `mutation Board_deny_task($task_id: ID!, $reason: String, $expected_version: Int) {
+    deny_task(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_ACCEPT_TASK = `mutation Board_accept_task($task_id: ID!, $expected_version: Int) {
+    accept_task(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_START_TASK = `mutation Board_start_task($task_id: ID!, $expected_version: Int) {
+    start_task(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_SAVE_CHECKPOINT = `mutation Board_save_checkpoint($task_id: ID!, $checkpoint: CheckpointInput!, $expected_version: Int) {
+    save_checkpoint(task_id: $task_id, checkpoint: $checkpoint, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_WAIT_ON = `mutation Board_wait_on($task_id: ID!, $on: WaitOn!, $question: String, $agent: String, $expected_version: Int) {
+    wait_on(task_id: $task_id, on: $on, question: $question, agent: $agent, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_ANSWER = `mutation Board_answer($task_id: ID!, $answer: String!, $expected_version: Int) {
+    answer(task_id: $task_id, answer: $answer, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_STOP_RUN = `mutation Board_stop_run($task_id: ID!, $reason: String, $expected_version: Int) {
+    stop_run(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_RESUME_RUN = `mutation Board_resume_run($task_id: ID!, $expected_version: Int) {
+    resume_run(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_HAND_BACK = `mutation Board_hand_back($task_id: ID!, $reason: String, $expected_version: Int) {
+    hand_back(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_RETURN_RESULT = `mutation Board_return_result($task_id: ID!, $result: ResultInput!, $expected_version: Int) {
+    return_result(task_id: $task_id, result: $result, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_DECIDE_RESULT = `mutation Board_decide_result($task_id: ID!, $decision: Decision!, $verdicts: [VerdictInput!], $reason: String, $expected_version: Int) {
+    decide_result(task_id: $task_id, decision: $decision, verdicts: $verdicts, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_CANCEL_TASK = `mutation Board_cancel_task($task_id: ID!, $reason: String, $expected_version: Int) {
+    cancel_task(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
+  const M_REROUTE = `mutation Board_reroute($task_id: ID!, $assignee: String, $expected_version: Int) {
+    reroute(task_id: $task_id, assignee: $assignee, expected_version: $expected_version) { ${MOVED} } }`;
+  const MUTATIONS = {
+    approve_handoff: M_APPROVE_HANDOFF, deny_task: M_DENY_TASK, accept_task: M_ACCEPT_TASK,
+    start_task: M_START_TASK, save_checkpoint: M_SAVE_CHECKPOINT, wait_on: M_WAIT_ON,
+    answer: M_ANSWER, stop_run: M_STOP_RUN, resume_run: M_RESUME_RUN, hand_back: M_HAND_BACK,
+    return_result: M_RETURN_RESULT, decide_result: M_DECIDE_RESULT, cancel_task: M_CANCEL_TASK,
+    reroute: M_REROUTE,
   };
-
-  function mutation(verb, variables) {
-    const names = Object.keys(variables);
-    const params = names.map((n) => `$${n}: ${ARG_TYPES[n]}`).join(", ");
-    const args = names.map((n) => `${n}: $${n}`).join(", ");
-    return `mutation Board_${verb}(${params}) { ${verb}(${args}) { id version state } }`;
-  }
 
   let fieldIds = 0;
 
@@ -778,17 +1023,44 @@
     }));
   }
 
-  // A sent move's message stays until its event (a newer version of the task) arrives.
-  function arrived(taskId, version) {
-    if (app.sent?.taskId !== taskId || !(version > app.sent.version)) return;
-    app.sent = null;
-    actStatus("");
+  // The board's own moves, by task id: { verb, version (the one it was sent from), done }.
+  // A move is the board's own when the task's event at version + 1 is that verb by the
+  // signed-in principal: with expected_version no one else's move can have that version
+  // and this verb by this actor. Only another principal's move takes a form away unasked.
+  function ownMove(task, verb) {
+    const sent = app.mine.get(task.id);
+    if (!sent || sent.verb !== verb) return false;
+    const event = (task.events || []).find((e) => e.version === sent.version + 1);
+    return Boolean(event && event.verb === verb && event.actor === app.me?.id);
   }
 
-  function actStatus(message, error = false) {
+  // A sent move says done when its answer or its event arrives, whichever comes first.
+  function arrived(taskId, version, event) {
+    const sent = app.mine.get(taskId);
+    if (!sent || sent.done || !(version > sent.version)) return;
+    if (event && !(event.verb === sent.verb && event.actor === app.me?.id)) return;
+    done(taskId, event?.to_state);
+  }
+
+  function done(taskId, state) {
+    const sent = app.mine.get(taskId);
+    if (!sent || sent.done) return;
+    sent.done = true;
+    if (app.openId === taskId) {
+      actStatus(`${VERBS[sent.verb].label}: done${state ? `; the task is now ${state}` : ""}.`);
+    }
+  }
+
+  function actStatus(message, error = false, action = null) {
     const el = $("act-status");
     el.hidden = !message;
     el.textContent = message || "";
+    if (action) {
+      el.append(" ", h("button", { type: "button", class: "resend", text: action.label, onclick: (e) => {
+        e.currentTarget.disabled = true;
+        action.run();
+      } }));
+    }
     el.classList.toggle("error", error);
     el.setAttribute("role", error ? "alert" : "status");
   }
@@ -801,20 +1073,33 @@
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     actStatus(`${VERBS[verb].label}: sending…`);
+    app.mine.set(taskId, { verb, version, done: false });
     try {
-      await gql(app.token, mutation(verb, variables), variables);
-      actStatus(`${VERBS[verb].label}: sent; the board shows it when its event arrives.`);
-      app.sent = { taskId, version };
+      const data = await gql(app.token, MUTATIONS[verb], variables);
       app.acted.push({ verb, task_id: taskId, ok: true });
+      done(taskId, data?.[verb]?.state);
     } catch (error) {
       app.acted.push({ verb, task_id: taskId, ok: false, code: error.code });
       if (error.code === "unauthenticated") return authFailed();
+      const label = VERBS[verb].label;
       if (error.code === "conflict") {
+        // Sent again after a failure, the first may have been made after all: if the task's
+        // next version is this move by this person, it is done, not a conflict.
+        await openDetail(taskId, true);
+        if (app.mine.get(taskId)?.done) return;
+        app.mine.delete(taskId);
         actStatus(`Not done: someone moved this task since you opened it (conflict: ${error.message}). `
           + "It has been refreshed; check it and act again.", true);
-        return openDetail(taskId, true);
+        return;
       }
-      actStatus(`Not done: ${error.message} (${error.code || "error"})`, true);
+      if (RESENDABLE.has(error.code)) {
+        // kept in app.mine: should it have been made after all, its event says so
+        actStatus(`Not done: ${inWords(error)}; your ${label.toLowerCase()} was not sent (${error.code}).`, true,
+          { label: "Send again", run: () => act(taskId, version, verb, values, form) });
+        return;
+      }
+      app.mine.delete(taskId);
+      actStatus(`Not done: ${inWords(error)} (${error.code || "error"})`, true);
     } finally {
       button.disabled = false;
     }
@@ -829,22 +1114,39 @@
     return entered ? { note: entered.note, actor: entered.actor, at: entered.at, verb: entered.verb } : null;
   }
 
-  const byLine = (asked) => (asked ? [" by ", h("strong", { text: asked.actor || "the server" }), ", ", when(asked.at)] : []);
+  const waited = (asked) => (asked?.at ? [", ", since(asked.at, "waiting ")] : []);
+  const byLine = (asked) => (asked ? [" by ", h("strong", { text: asked.actor || "the server" }), ", ", when(asked.at), ...waited(asked)] : []);
 
-  // The result under decision: its summary, then each criterion with the evidence for it.
+  // One evidence item as the decision needs it: its kind, summary and link.
+  const evidenceLine = (e, n) => h("li", null, `#${n + 1} `, h("span", { class: "tag", text: e.kind }), ` ${e.summary}`,
+    e.url ? [" ", webLink(e.url)] : "");
+
+  // The result under decision: its summary, each criterion with the evidence for it, then
+  // the evidence that cites no criterion (a note, a link to the change): all of it.
   function underDecision(t) {
     const r = t.result;
     if (!r) return null;
     const evidence = r.evidence || [];
+    const general = evidence.map((e, n) => [e, n]).filter(([e]) => !e.criteria?.length);
     return [
       pre(r.summary),
       h("ol", { class: "asked-criteria" }, (t.packet.acceptance_criteria || []).map((c, i) => {
         const items = evidence.map((e, n) => [e, n]).filter(([e]) => e.criteria?.includes(i));
         return h("li", null, h("span", { text: c }), items.length
-          ? h("ul", null, items.map(([e, n]) => h("li", null, `#${n + 1} `, h("span", { class: "tag", text: e.kind }), ` ${e.summary}`)))
-          : h("span", { class: "tag bad", text: " no evidence" }));
+          ? h("ul", null, items.map(([e, n]) => evidenceLine(e, n)))
+          : [" ", h("span", { class: "tag bad", text: "no evidence" })]);
       })),
+      general.length ? [h("p", { class: "asked-sub", text: "Evidence for no criterion in particular" }),
+        h("ul", { class: "asked-general" }, general.map(([e, n]) => evidenceLine(e, n)))] : null,
     ];
+  }
+
+  // A held handoff: which gate holds it and what for, in words (the rule's id is a detail).
+  function heldSection(t, asked) {
+    const owner = (t.assignee || "").split("/")[0];
+    const from = t.requester || who(t.requested_by) || "someone";
+    return h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
+      + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`);
   }
 
   // What is being asked, drawn above the forms where the person acts on it.
@@ -859,10 +1161,21 @@
     }
     if (t.state === "waiting" && t.waiting_on === "stopped") return block("Stopped", note("No reason was given."), ...byLine(asked));
     if (t.state === "waiting" && t.waiting_on === "owner_approval") {
-      return block("Handoff held for the assignee's owner", note("The permission gate holds it for approval."), ...byLine(asked));
+      return block("Handoff held for approval", heldSection(t, asked), ...waited(asked));
     }
     if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
-    if (t.state === "approval") return block("Result to decide", underDecision(t), ` revision ${t.result?.revision ?? ""}`);
+    if (t.state === "working" && t.result?.status === "rejected") {
+      const r = t.result;
+      const by = r.decided_by_policy ? `the result rule (${r.decided_by_policy})` : who(r.decided_by) || "the server";
+      return block(r.decided_by_policy ? "Result sent back" : "Changes requested",
+        [r.reason ? pre(r.reason) : h("p", { class: "muted", text: "No reason was given." }), verdictList(t)],
+        " by ", h("strong", { text: by }), `, revision ${r.revision}`);
+    }
+    if (t.state === "approval") {
+      const r = t.result;
+      return block("Result to decide", underDecision(t), ` revision ${r?.revision ?? ""}`,
+        r?.returned_by ? [", returned by ", h("strong", { text: r.returned_by })] : "", ...waited(r && { at: r.returned_at }));
+    }
     return null;
   }
 
@@ -874,6 +1187,30 @@
       h("textarea", { readonly: true, rows: "3", "aria-label": `what you typed in ${l.label}`, text: l.typed })));
   }
 
+  // Where the task stands, in a sentence.
+  function whereItStands(t) {
+    const owner = (t.assignee || "").split("/")[0];
+    switch (t.state) {
+      case "requested": return "the permission gate is deciding on it";
+      case "routed": return `waiting for ${t.assignee} to accept it`;
+      case "accepted": return `accepted by ${t.assignee}, not started yet`;
+      case "working": return `${t.assignee} is working on it`;
+      case "waiting":
+        if (t.waiting_on === "owner_approval") return `held until ${owner} approves the handoff`;
+        if (t.waiting_on === "human") return "waiting for a person's answer";
+        if (t.waiting_on === "agent") return `waiting for an answer from ${t.wait_agent || "an agent"}`;
+        if (t.waiting_on === "stopped") return "its run is stopped until someone resumes it";
+        return `waiting on ${t.waiting_on}`;
+      case "verifying": return "its result is being checked";
+      case "approval": return "its result waits for a decision";
+      case "returned": return "handed back to the requester";
+      case "completed": return "done: its result was accepted";
+      case "rejected": return t.result?.status === "rejected" ? "ended: its result was rejected" : "ended: it was denied or refused";
+      case "cancelled": return "cancelled";
+      default: return "";
+    }
+  }
+
   function detailView(data, open, timelineShown) {
     const t = data.as_protocol;
     const href = (id) => `?${new URLSearchParams({ project: t.project, task: id })}`;
@@ -883,18 +1220,23 @@
       : h("p", { class: "muted", text: "none" }));
     const body = [
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
-      window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
-      h("p", null, h("span", { class: "tag", text: t.state }),
-        t.waiting_on ? [" ", h("span", { class: "tag wait", text: `waiting on ${t.waiting_on}` })] : "",
-        h("span", { class: "muted", text: ` ${t.id} · v${data.version}` })),
-      fields([
-        ["project", t.project], ["assignee", t.assignee], ["requester", t.requester || "—"],
-        ["requested by", who(t.requested_by)], ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
-        ["turn budget", t.turn_budget ?? "unlimited"], ["created", when(t.created_at)], ["updated", when(t.updated_at)],
-        ["viewer may", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "nothing"],
-      ]),
+      h("p", { class: "where" }, h("span", { class: "tag", text: t.state }), " ", whereItStands(t)),
+      // the likely next move first: what is asked, then the forms, then the rest
       h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
       actSection(t, data.version, data.allowed_verbs || []),
+      h("h3", { text: "Task" }),
+      fields([
+        ["project", t.project], ["assignee", t.assignee], ["requester", t.requester || "—"],
+        ["created", when(t.created_at)], ["last move", when(t.updated_at)],
+      ]),
+      h("details", { class: "ids" }, h("summary", { text: "details" }), fields([
+        ["task id", t.id], ["version", data.version], ["requested by", who(t.requested_by)],
+        ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
+        ["turn budget", t.turn_budget ?? "unlimited"], ["waiting on", t.waiting_on || undefined],
+        ["verbs you may use", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "none"],
+        ["held by gate rule", t.waiting_on === "owner_approval" ? /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
+      ])),
+      window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("h3", { text: "Packet" }),
       fields([["deliverable", t.packet.deliverable_type]]),
       pre(t.packet.task),
@@ -939,15 +1281,52 @@
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
     inboxTimer: 0,
+    inboxProject: "", // the inbox's project filter
+    inboxShown: new Map(), // group -> items shown
+    inboxPicked: new Set(), // held handoffs selected to approve together
     inboxLoads: 0,
-    sent: null, // { taskId, version } of the last move sent from the panel
+    mine: new Map(), // task id -> the move the panel sent on it (ownMove)
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
   };
 
+  // The indicator, and while the board is not live (after it was), the stale banner: how
+  // long since the server last said anything, counted every second.
   function status(state) {
     const el = $("live");
+    const was = el.dataset.state;
     el.dataset.state = state;
-    el.textContent = state;
+    if (state === "live") app.lastHeard = null;
+    if (state === "live" && app.loadFailed && app.loadFailed === app.project) {
+      app.loadFailed = null;
+      load(app.project);
+    }
+    else if ((state === "reconnecting" || state === "offline") && app.lastHeard == null) {
+      app.lastHeard = app.live?.lastMessage || Date.now();
+    }
+    if (state !== was && state === "live" && app.staleSince != null) {
+      metrics.reconnected = { ms: Date.now() - app.staleSince, at: performance.now() };
+      app.staleSince = null;
+    }
+    if ((state === "reconnecting" || state === "offline") && app.staleSince == null) app.staleSince = Date.now();
+    drawStatus();
+  }
+
+  function drawStatus() {
+    const el = $("live");
+    const state = el.dataset.state;
+    const stale = (state === "reconnecting" || state === "offline") && app.lastHeard != null;
+    const seconds = stale ? Math.max(0, Math.round((Date.now() - app.lastHeard) / 1000)) : 0;
+    el.textContent = stale ? `${state} — last event ${seconds} s ago` : state;
+    const banner = $("stale");
+    const words = stale ? `${state}|${app.lastHeard}` : "";
+    if (banner.dataset.words === words) return; // the banner is written once per loss
+    banner.dataset.words = words;
+    banner.hidden = !stale;
+    if (!stale) return banner.replaceChildren();
+    const at = new Date(app.lastHeard).toLocaleTimeString();
+    banner.textContent = state === "offline"
+      ? `You are offline. This board may be out of date: it last heard from the server at ${at}. It catches up by itself when the network is back.`
+      : `The connection to the server is lost. This board may be out of date: it last heard from the server at ${at}. Reconnecting; it catches up by itself.`;
   }
 
   function notice(message, error = false) {
@@ -1006,7 +1385,7 @@
       app.me = (await gql(token, Q_ME)).me;
     } catch (error) {
       const message = error.code === "unauthenticated" ? "The server did not accept this token."
-        : `Could not reach the server: ${error.message}`;
+        : `Could not sign in: ${inWords(error)}.`;
       return askToken(message);
     }
     sessionStorage.setItem(TOKEN_KEY, token);
@@ -1074,7 +1453,7 @@
       app.cursor = await headCursor(live);
       if (loadId !== app.loadId) return;
       live.subscribe("board", S_EVENTS, () => ({ project, after: app.cursor }), {
-        next: (data) => onEvent(data.task_events),
+        next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
       let after = null;
@@ -1105,7 +1484,8 @@
     } catch (error) {
       if (loadId !== app.loadId) return;
       if (error.code === "unauthenticated") return authFailed();
-      notice(`Could not load the board: ${error.message}`, true);
+      notice(`Could not load the board: ${inWords(error)}. It is read again when the connection is back.`, true);
+      app.loadFailed = project;
     }
   }
 
@@ -1114,7 +1494,7 @@
     metrics.events += 1;
     app.cursor = event.cursor;
     if (event.task) app.board.offer(event.task);
-    arrived(event.task_id, event.task?.version);
+    arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
 
@@ -1135,14 +1515,18 @@
       }
       const typed = quiet ? typedInForms() : null;
       if (typed) keepLost(data.task, typed);
-      arrived(id, data.task.version);
+      const sent = app.mine.get(id);
+      if (sent && ownMove(data.task, sent.verb)) done(id, data.task.as_protocol.state);
       const view = detailView(data.task, (next) => openDetail(next), shown);
       $("detail-body").replaceChildren(view);
       if (typed) restoreForms(typed);
       if (!quiet) $("detail-title")?.focus({ preventScroll: true });
     } catch (error) {
       if (error.code === "unauthenticated") return authFailed();
-      $("detail-body").replaceChildren(h("p", { class: "error", text: error.message }));
+      if (app.openId !== id) return;
+      $("detail-body").replaceChildren(h("p", { class: "error", role: "alert" },
+        `Could not open this task: ${inWords(error)}. `,
+        h("button", { type: "button", class: "resend", text: "Try again", onclick: () => openDetail(id) })));
     }
   }
 
@@ -1180,7 +1564,7 @@
     const typed = new Map();
     for (const [key, value] of values) {
       const verb = key?.split("|")[0];
-      if (!verb || allowed.has(verb) || !value.trim()) continue;
+      if (!verb || allowed.has(verb) || !value.trim() || ownMove(task, verb)) continue;
       typed.set(verb, [...(typed.get(verb) || []), value.trim()]);
     }
     if (!typed.size) return;
@@ -1215,45 +1599,71 @@
     return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
   }
 
-  function inboxItem(t) {
+  // The inbox as a work queue: grouped by what is asked, oldest waiting first, filtered by
+  // project; held handoffs can be approved several at once.
+  const ASKS = [
+    { key: "decide", title: "Results to decide", has: (t) => t.state === "approval" },
+    { key: "approve", title: "Handoffs to approve", has: (t) => t.waiting_on === "owner_approval" },
+    { key: "answer", title: "Questions to answer", has: (t) => t.waiting_on === "human" || t.waiting_on === "agent" },
+  ];
+  const GROUP_SHOWN = 20;
+  const waitingSince = (t) => askedOf(t, t.events)?.at || t.updated_at;
+
+  function inboxItem(t, selectable) {
     const asked = askedOf(t, t.events);
     const question = t.state === "waiting" && ["human", "agent"].includes(t.waiting_on) && asked?.note;
-    return h("li", { "data-id": t.id },
+    const title = t.display_title || t.packet?.task || t.id;
+    return h("li", { "data-id": t.id, class: selectable ? "selectable" : null },
+      selectable ? h("input", { type: "checkbox", class: "pick", "data-pick": t.id, "aria-label": `select ${title}`,
+        checked: app.inboxPicked.has(t.id) }) : null,
       h("button", { type: "button", class: "inbox-item", "data-open": t.id },
-        h("span", { class: "t", text: t.display_title || t.packet?.task || t.id }),
+        h("span", { class: "t", text: title }),
         question ? h("span", { class: "q", text: `“${question}”` }) : null,
         h("span", { class: "m" },
           h("span", { class: "tag wait", text: why(t) }),
           h("span", { class: "tag", text: t.project }),
           h("span", { text: `${t.assignee}${t.requester ? ` for ${t.requester}` : ""}` }),
-          when(t.updated_at))));
+          since(waitingSince(t), "waiting "))));
   }
 
   function drawInbox() {
-    const tasks = app.inbox;
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    const more = app.inboxCursor && tasks.length < app.inboxTotal
-      ? h("li", null, h("button", { type: "button", class: "more", id: "inbox-more",
-        text: `Show ${Math.min(INBOX_PAGE, app.inboxTotal - tasks.length)} more` }))
-      : null;
-    $("inbox-list").replaceChildren(...(tasks.length ? tasks.map(inboxItem) :
-      [h("li", { class: "muted", text: "Nothing waits on you." })]), more || "");
+    const projects = [...new Set(app.inbox.map((t) => t.project))].sort();
+    const filter = $("inbox-project");
+    if (app.inboxProject && !projects.includes(app.inboxProject)) app.inboxProject = "";
+    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inbox.length})` }),
+      ...projects.map((p) => h("option", { value: p, text: `${p} (${app.inbox.filter((t) => t.project === p).length})` })));
+    filter.value = app.inboxProject;
+    const tasks = app.inbox.filter((t) => !app.inboxProject || t.project === app.inboxProject);
+    const groups = ASKS.map((a) => ({ ...a, tasks: tasks.filter(a.has)
+      .sort((x, y) => (waitingSince(x) < waitingSince(y) ? -1 : 1)) })).filter((g) => g.tasks.length);
+    const capped = app.inboxCursor ? h("p", { class: "muted", text: `The first ${app.inbox.length} of ${app.inboxTotal} by task id.` }) : null;
+    $("inbox-list").replaceChildren(...(groups.length ? groups.map((g) => {
+      const shown = app.inboxShown.get(g.key) || GROUP_SHOWN;
+      const left = g.tasks.length - shown;
+      const bulk = g.key === "approve" ? h("div", { class: "bulk" },
+        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }),
+        h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": "all" })) : null;
+      return h("section", { class: "inbox-group", "data-group": g.key, "aria-label": g.title },
+        h("h3", { text: `${g.title} (${g.tasks.length})` }), bulk,
+        h("ul", { class: "inbox-items" }, g.tasks.slice(0, shown).map((t) => inboxItem(t, g.key === "approve"))),
+        left > 0 ? h("button", { type: "button", class: "more", "data-more": g.key,
+          text: `Show ${Math.min(GROUP_SHOWN, left)} more` }) : null);
+    }) : [h("p", { class: "muted", text: "Nothing waits on you." })]), capped || "");
   }
 
-  // Reads the inbox from its first page, as many items as were shown (at least a page).
-  async function loadInbox(more = false) {
+  // Reads the whole inbox (up to INBOX_CAP items), a page at a time, to group and sort it.
+  async function loadInbox() {
     const mine = ++app.inboxLoads;
-    const wanted = more ? app.inbox.length + INBOX_PAGE : Math.max(INBOX_PAGE, app.inbox.length);
     const found = [];
     let after = null;
     let page;
     do {
-      const first = Math.min(INBOX_PAGE * 2, wanted - found.length);
-      page = (await gql(app.token, Q_INBOX, { first, after })).inbox;
+      page = (await gql(app.token, Q_INBOX, { first: INBOX_PAGE, after })).inbox;
       found.push(...page.edges.map((e) => e.node));
       after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
-    } while (after && found.length < wanted);
+    } while (after && found.length < INBOX_CAP);
     if (mine !== app.inboxLoads) return;
     app.inbox = found;
     app.inboxTotal = page.total_count;
@@ -1262,15 +1672,51 @@
     drawInbox();
   }
 
+  // Approves the selected held handoffs: one request each, with the version it was shown at,
+  // each done or refused on its own; the outcome of each is listed.
+  async function approveSelected() {
+    const picked = app.inbox.filter((t) => app.inboxPicked.has(t.id) && t.waiting_on === "owner_approval");
+    const out = $("inbox-outcome");
+    if (!picked.length) {
+      out.hidden = false;
+      return out.replaceChildren(h("p", { text: "Select the handoffs to approve first." }));
+    }
+    out.hidden = false;
+    out.replaceChildren(h("p", { text: `Approving ${picked.length}…` }));
+    const results = await Promise.allSettled(picked.map((t) => {
+      const variables = { task_id: t.id, expected_version: t.version };
+      app.mine.set(t.id, { verb: "approve_handoff", version: t.version, done: false });
+      return gql(app.token, MUTATIONS.approve_handoff, variables);
+    }));
+    const lines = results.map((r, i) => {
+      const t = picked[i];
+      const title = t.display_title || t.packet?.task || t.id;
+      app.acted.push({ verb: "approve_handoff", task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
+      if (r.status === "fulfilled") {
+        app.inboxPicked.delete(t.id);
+        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: "approved" }), ` ${title}`);
+      }
+      app.mine.delete(t.id);
+      const e = r.reason;
+      const words = e.code === "conflict" ? "someone moved it since the inbox was read" : inWords(e);
+      return h("li", { class: "bad", "data-outcome": t.id }, h("span", { class: "tag bad", text: "not done" }),
+        ` ${title}: ${words} (${e.code || "error"})`);
+    });
+    const ok = results.filter((r) => r.status === "fulfilled").length;
+    out.replaceChildren(h("p", { text: `Approved ${ok} of ${picked.length}.` }), h("ul", null, lines));
+    loadInbox().catch(inboxFailed);
+  }
+
   function inboxFailed(error) {
     if (error.code === "unauthenticated") return authFailed();
-    $("inbox-list").replaceChildren(h("li", { class: "error", text: `Could not load the inbox: ${error.message} (${error.code})` }));
+    $("inbox-list").replaceChildren(h("li", { class: "error" }, `Could not load the inbox: ${inWords(error)}. `,
+      h("button", { type: "button", class: "resend", text: "Try again", onclick: () => loadInbox().catch(inboxFailed) })));
   }
 
   // A move of a task in the inbox, or into a state that waits on someone, reads it again.
   function onInboxEvent(event) {
     app.inboxEventCursor = event.cursor;
-    arrived(event.task_id, Infinity);
+    arrived(event.task_id, event.version, event);
     refreshDetail(event.task_id);
     const mine = app.inbox.some((t) => t.id === event.task_id);
     if (!mine && !["waiting", "approval"].includes(event.to_state)) return;
@@ -1337,6 +1783,17 @@
       if (e.target.closest(".expand")) return;
       const card = e.target.closest(".card");
       if (card && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); openDetail(card.dataset.id); }
+      if (card && ["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) {
+        const next = app.board.step(card, e.key);
+        e.preventDefault();
+        if (!next) return;
+        app.board.rove(next);
+        next.focus();
+      }
+    });
+    $("board").addEventListener("focusin", (e) => {
+      const card = e.target.closest(".card");
+      if (card && card.dataset.id !== app.board.current) app.board.rove(card);
     });
     $("detail-close").addEventListener("click", closeDetail);
     const params = new URLSearchParams(location.search);
@@ -1353,12 +1810,40 @@
     });
     $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
     $("inbox-list").addEventListener("click", (e) => {
-      if (e.target.closest("#inbox-more")) return loadInbox(true).catch(inboxFailed);
+      const more = e.target.closest("[data-more]")?.dataset.more;
+      if (more) {
+        app.inboxShown.set(more, (app.inboxShown.get(more) || GROUP_SHOWN) + GROUP_SHOWN);
+        return drawInbox();
+      }
+      const bulk = e.target.closest("[data-bulk]")?.dataset.bulk;
+      if (bulk === "approve") return approveSelected();
+      if (bulk === "all") {
+        for (const box of $("inbox-list").querySelectorAll("[data-pick]")) app.inboxPicked.add(box.dataset.pick);
+        return drawInbox();
+      }
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (id) openDetail(id);
     });
+    $("inbox-list").addEventListener("change", (e) => {
+      const id = e.target.dataset?.pick;
+      if (!id) return;
+      if (e.target.checked) app.inboxPicked.add(id); else app.inboxPicked.delete(id);
+    });
+    $("inbox-project").addEventListener("change", (e) => {
+      app.inboxProject = e.target.value;
+      drawInbox();
+    });
     if (params.get("inbox")) showInbox(true);
-    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && app.openId) closeDetail(); });
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && app.openId) return closeDetail();
+      // "i": the inbox, its first item focused (not while typing, nor with a modifier)
+      const typing = e.target.closest?.("input, textarea, select, [contenteditable], dialog");
+      if (e.key === "i" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && app.inboxOffered) {
+        e.preventDefault();
+        showInbox(true);
+        ($("inbox-list").querySelector("button") || $("inbox-toggle")).focus();
+      }
+    });
     $("project-form").addEventListener("submit", (e) => {
       e.preventDefault();
       app.project = $("project").value.trim();
@@ -1382,6 +1867,7 @@
       askToken();
     });
     setInterval(tick, 30000);
+    setInterval(() => { if (app.lastHeard != null) drawStatus(); }, 1000);
     if (app.token) {
       performance.mark("board:token");
       app.signedAt = "board:token";
@@ -1398,6 +1884,7 @@
     get connections() { return app.live?.connections ?? 0; },
     get size() { return app.board?.cards.size ?? 0; },
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
+    versionOf: (id) => app.board?.cards.get(id)?.task.version ?? null,
     get inbox() {
       if (app.inboxOffered === false) return []; // an agent's: decided, and empty
       return app.inboxReady ? app.inbox.map((t) => t.id) : null;
@@ -1405,7 +1892,9 @@
     get inboxTotal() { return app.inboxTotal; },
     get acted() { return app.acted; },
     get shown() { return app.board?.shown ?? 0; },
-    dropConnection: (holdMs = 0) => app.live?.drop(holdMs),
+    // The connection lost and back, on demand: closed now, no reconnecting until resumed.
+    pauseConnection: () => app.live?.pause(),
+    resumeConnection: () => app.live?.resume(),
     open: (id) => openDetail(id),
   };
 

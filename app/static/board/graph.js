@@ -18,9 +18,15 @@
   const S_EVENTS = `subscription GraphEvents { task_events {
     cursor kind task_id to_state waiting_on task { parent_task_id packet { depends_on } } } }`;
   const FETCH_HINT = "python3 scripts/vendor.py (scripts/install.sh runs it)";
-  // Fitting never shrinks below this (a 200-task graph stays legible: it opens on its root
-  // and the rest is a pan or a zoom away); zooming goes from MIN_ZOOM to MAX_ZOOM.
-  const MIN_FIT = 0.45;
+  // Subtasks with no subtasks or dependencies of their own ("leaves"), when a task has more
+  // than GRID_AFTER of them, are laid out as a grid under it shaped like the view, in
+  // compact nodes with a larger type: so the graph fits the view, and its labels stay
+  // readable, where one row of 199 would be 40,000 px wide.
+  const GRID_AFTER = 6;
+  const LEAF_W = 118;
+  const LEAF_H = 30;
+  const GAP_X = 8;
+  const GAP_Y = 12;
   const MIN_ZOOM = 0.08;
   const MAX_ZOOM = 3;
   const STEP = 1.25;
@@ -110,54 +116,108 @@
     return text.length > max ? `${text.slice(0, max - 1)}…` : text;
   }
 
-  function layout(graph) {
+  // The layout: { width, height, at(id) -> {x, y, w, h, leaf}, points(edge) -> [{x, y}] }.
+  function layout(graph, aspect) {
+    const linked = new Set(graph.edges.filter((e) => e.kind === "depends_on").flatMap((e) => [e.from_id, e.to_id]));
+    const hasChildren = new Set(graph.edges.filter((e) => e.kind === "parent").map((e) => e.from_id));
+    const leavesOf = new Map();
+    for (const e of graph.edges) {
+      if (e.kind !== "parent" || hasChildren.has(e.to_id) || linked.has(e.to_id) || e.to_id === graph.root_id) continue;
+      leavesOf.set(e.from_id, [...(leavesOf.get(e.from_id) || []), e.to_id]);
+    }
+    const grids = new Map(); // parent -> { leaves, cols, rows }
+    const inGrid = new Map(); // leaf -> parent
+    for (const [parent, leaves] of leavesOf) {
+      if (leaves.length <= GRID_AFTER) continue;
+      const cellW = LEAF_W + GAP_X;
+      const cellH = LEAF_H + GAP_Y;
+      const cols = Math.max(1, Math.min(leaves.length, Math.round(Math.sqrt((leaves.length * aspect * cellH) / cellW))));
+      grids.set(parent, { leaves, cols, rows: Math.ceil(leaves.length / cols) });
+      for (const leaf of leaves) inGrid.set(leaf, parent);
+    }
     const g = new dagre.graphlib.Graph({ multigraph: true });
     g.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 56, marginx: 16, marginy: 16 });
     g.setDefaultEdgeLabel(() => ({}));
-    for (const t of graph.tasks) g.setNode(t.id, { width: NODE_W, height: NODE_H });
+    for (const t of graph.tasks) if (!inGrid.has(t.id)) g.setNode(t.id, { width: NODE_W, height: NODE_H });
+    for (const [parent, grid] of grids) {
+      g.setNode(`grid ${parent}`, {
+        width: grid.cols * (LEAF_W + GAP_X) - GAP_X, height: grid.rows * (LEAF_H + GAP_Y) - GAP_Y,
+      });
+      g.setEdge(parent, `grid ${parent}`, { minlen: 1, weight: 2 }, "grid");
+    }
     for (const e of graph.edges) {
+      if (inGrid.has(e.to_id) && e.kind === "parent") continue;
       // a parent above its subtasks; a dependency above what depends on it
       const [v, w] = e.kind === "parent" ? [e.from_id, e.to_id] : [e.to_id, e.from_id];
       g.setEdge(v, w, { kind: e.kind, minlen: 1, weight: e.kind === "parent" ? 2 : 1 }, e.kind);
     }
     dagre.layout(g);
-    return g;
+    const places = new Map();
+    for (const t of graph.tasks) {
+      if (!inGrid.has(t.id)) places.set(t.id, { ...g.node(t.id), w: NODE_W, h: NODE_H, leaf: false });
+    }
+    for (const [parent, grid] of grids) {
+      const box = g.node(`grid ${parent}`);
+      const left = box.x - box.width / 2;
+      const top = box.y - box.height / 2;
+      grid.leaves.forEach((id, i) => {
+        const col = i % grid.cols;
+        const row = Math.floor(i / grid.cols);
+        places.set(id, {
+          x: left + col * (LEAF_W + GAP_X) + LEAF_W / 2, y: top + row * (LEAF_H + GAP_Y) + LEAF_H / 2,
+          w: LEAF_W, h: LEAF_H, leaf: true,
+        });
+      });
+    }
+    const points = (e) => {
+      const [v, w] = e.kind === "parent" ? [e.from_id, e.to_id] : [e.to_id, e.from_id];
+      if (!(e.kind === "parent" && inGrid.has(e.to_id))) return g.edge({ v, w, name: e.kind }).points;
+      // to a subtask in a grid: down from the parent, along the gap above the subtask's row
+      const from = places.get(v);
+      const to = places.get(w);
+      const lane = to.y - LEAF_H / 2 - GAP_Y / 2;
+      return [{ x: from.x, y: from.y + from.h / 2 }, { x: from.x, y: lane }, { x: to.x, y: lane }, { x: to.x, y: to.y - LEAF_H / 2 }];
+    };
+    const { width, height } = g.graph();
+    const gridEdge = (e) => e.kind === "parent" && inGrid.has(e.to_id);
+    return { width, height, at: (id) => places.get(id), points, gridEdge };
   }
 
-  function draw(graph, onOpen) {
-    const g = layout(graph);
-    const { width, height } = g.graph();
+  function draw(graph, onOpen, aspect) {
+    const g = layout(graph, aspect);
+    const { width, height } = g;
     const marker = (id) => svg("marker", {
       id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "12", markerHeight: "12",
       markerUnits: "userSpaceOnUse", // the same arrow on a highlighted (thicker) edge
       orient: "auto-start-reverse",
     }, svg("path", { d: "M0,0 L10,5 L0,10 z" }));
     const edges = graph.edges.map((e) => {
-      const [v, w] = e.kind === "parent" ? [e.from_id, e.to_id] : [e.to_id, e.from_id];
-      const points = g.edge({ v, w, name: e.kind }).points;
+      const points = g.points(e);
       const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
       // depends_on points from the task to its dependency: drawn w→v, arrow at the start
       return svg("path", {
-        class: `edge ${e.kind}`, d, "data-kind": e.kind, "data-from": e.from_id, "data-to": e.to_id,
+        class: `edge ${e.kind}${g.gridEdge(e) ? " grid-leaf" : ""}`, d, "data-kind": e.kind, "data-from": e.from_id, "data-to": e.to_id,
         "marker-end": e.kind === "parent" ? "url(#graph-arrow)" : null,
         "marker-start": e.kind === "depends_on" ? "url(#graph-arrow-dep)" : null,
       });
     });
     const nodes = graph.tasks.map((t) => {
-      const { x, y } = g.node(t.id);
+      const { x, y, w, h, leaf } = g.at(t.id);
       const name = title(t);
-      const shown = clip(name, 26);
+      const shown = clip(name, leaf ? 12 : 26);
       // the accessible name is the visible text itself; the tooltip has the whole title
       const node = svg("g", {
-        class: `node${t.id === graph.root_id ? " root" : ""}`, "data-id": t.id, "data-state": t.state,
-        "data-name": shown, transform: `translate(${x - NODE_W / 2},${y - NODE_H / 2})`,
+        class: `node${t.id === graph.root_id ? " root" : ""}${leaf ? " leaf" : ""}`, "data-id": t.id, "data-state": t.state,
+        "data-name": shown, transform: `translate(${x - w / 2},${y - h / 2})`,
         tabindex: "0", role: "button", "aria-label": `${shown} ${t.state}`,
       },
-      svg("title", null, name),
-      svg("rect", { width: NODE_W, height: NODE_H, rx: "8" }),
-      svg("text", null,
-        svg("tspan", { x: "10", y: "21", class: "name" }, shown), " ",
-        svg("tspan", { x: "10", y: "40", class: "state" }, t.state)));
+      svg("title", null, `${name} (${t.state})`),
+      svg("rect", { width: w, height: h, rx: "8" }),
+      leaf ? svg("text", null, svg("tspan", { x: "7", y: "21", class: "name" }, shown),
+        svg("tspan", { class: "state" }, t.state))
+        : svg("text", null,
+          svg("tspan", { x: "10", y: "21", class: "name" }, shown), " ",
+          svg("tspan", { x: "10", y: "40", class: "state" }, t.state)));
       const open = () => onOpen?.(t.id);
       node.addEventListener("click", open);
       node.addEventListener("keydown", (e) => {
@@ -222,22 +282,16 @@
 
     get zoom() { return this.box ? this.stage.clientWidth / this.box.w : 1; }
 
-    fit(focus) {
+    // The whole drawing in the view, centred (never enlarged past 1.5).
+    fit() {
       const svgEl = this.drawing;
       if (!svgEl) return;
       const W = +svgEl.dataset.width;
       const H = +svgEl.dataset.height;
       const cw = Math.max(this.stage.clientWidth, 1);
       const ch = Math.max(this.stage.clientHeight, 1);
-      let k = Math.min(cw / W, ch / H, 1.5);
-      let cx = W / 2;
-      let cy = H / 2;
-      if (k < MIN_FIT && focus) {  // too big to fit legibly: open on the task, at MIN_FIT
-        k = MIN_FIT;
-        cx = focus.x;
-        cy = Math.max(focus.y, ch / k / 2);
-      }
-      this.set({ x: cx - cw / k / 2, y: cy - ch / k / 2, w: cw / k, h: ch / k });
+      const k = Math.min(cw / W, ch / H, 1.5);
+      this.set({ x: W / 2 - cw / k / 2, y: H / 2 - ch / k / 2, w: cw / k, h: ch / k });
     }
 
     zoomBy(f, at) {
@@ -296,7 +350,7 @@
       if (pan) this.panBy(...pan);
       else if (e.key === "+" || e.key === "=") this.zoomBy(STEP);
       else if (e.key === "-") this.zoomBy(1 / STEP);
-      else if (e.key === "0") this.fit(this.focus);
+      else if (e.key === "0") this.fit();
       else return false;
       return true;
     }
@@ -341,11 +395,9 @@
         view.ids = new Set(graph.tasks.map((t) => t.id));
         const first = !stage.firstChild;
         const kept = camera.box;
-        stage.replaceChildren(draw(graph, (id) => { choose(id); onOpen?.(id); }));
-        const root = stage.querySelector(".node.root");
-        const at = root?.transform.baseVal.consolidate()?.matrix;
-        camera.focus = at ? { x: at.e + NODE_W / 2, y: at.f + NODE_H / 2 } : null;
-        if (first || !kept) camera.fit(camera.focus); else camera.set(kept);
+        const aspect = Math.max(stage.clientWidth, 1) / Math.max(stage.clientHeight, 1);
+        stage.replaceChildren(draw(graph, (id) => { choose(id); onOpen?.(id); }, aspect));
+        if (first || !kept) camera.fit(); else camera.set(kept);
         choose(view.ids.has(view.chosen) ? view.chosen : graph.root_id);
         status.textContent = `${graph.tasks.length} tasks, ${graph.edges.length} edges`
           + (graph.truncated ? " (more tasks than shown)" : "");
@@ -402,6 +454,7 @@
 
   function open(taskId, options = {}) {
     close();
+    const returnTo = document.activeElement; // where the focus goes back to, without a card
     const host = document.querySelector(".workspace") || document.body;
     const body = el("div", { class: "graph-body" });
     const heading = el("h2", { id: "graph-heading", text: "Task graph" });
@@ -410,7 +463,7 @@
     const tools = el("div", { class: "graph-tools", role: "group", "aria-label": "zoom" },
       el("button", { type: "button", text: "+", "aria-label": "zoom in", onclick: () => camera()?.zoomBy(STEP) }),
       el("button", { type: "button", text: "−", "aria-label": "zoom out", onclick: () => camera()?.zoomBy(1 / STEP) }),
-      el("button", { type: "button", text: "Fit", "aria-label": "fit the graph to the view", onclick: () => camera()?.fit(camera()?.focus) }));
+      el("button", { type: "button", text: "Fit", "aria-label": "fit the graph to the view", onclick: () => camera()?.fit() }));
     // the board's <main> is hidden while the graph shows: the graph is the page's main part
     const section = el("section", { class: "graph-view", role: "main", "aria-labelledby": "graph-heading" },
       el("header", { class: "graph-bar" }, heading, el("span", { class: "graph-keys", text: "wheel or + − to zoom, drag or arrows to pan, 0 to fit" }), tools, closer), body);
@@ -426,17 +479,25 @@
     const narrow = window.matchMedia("(max-width: 900px)");
     const onOpen = (id) => { if (narrow.matches) close(); options.onOpen?.(id); };
     const view = show(body, taskId, { ...options, onOpen });
-    current = { section, host, view };
+    current = { section, host, view, returnTo };
     closer.focus();
     return view;
   }
 
+  // Closing gives the focus back: to the chosen task's card on the board, else to what
+  // opened the graph (the panel's Graph button), never to the page's body.
   function close() {
     if (!current) return;
-    current.view.close();
-    current.section.remove();
-    current.host.classList.remove("graphing");
+    const { view, section, host, returnTo } = current;
+    const hadFocus = section.contains(document.activeElement);
+    view.close();
+    section.remove();
+    host.classList.remove("graphing");
     current = null;
+    if (!hadFocus) return;
+    const card = view.chosen && document.querySelector(`.card[data-id="${CSS.escape(view.chosen)}"]`);
+    const back = card && card.offsetParent !== null ? card : returnTo?.isConnected ? returnTo : null;
+    back?.focus();
   }
 
   window.PrickleGraph = {

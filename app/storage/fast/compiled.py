@@ -19,7 +19,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from sqlalchemy import TextClause, text
@@ -54,6 +54,66 @@ SCALARS = frozenset(
     }
 )
 RELATIONS = frozenset({"parent", "children", "dependencies"})
+# A task's lists, read from their tables (results and checkpoints from their JSON bodies),
+# and what of each the statement builds: the fields named, each list below by its own.
+RESULT = frozenset(
+    {
+        "summary",
+        "provenance",
+        "returned_by",
+        "returned_at",
+        "submission_id",
+        "revision",
+        "status",
+        "decided_by_policy",
+        "reason",
+        "provenance_status",
+    }
+)
+RESULT_LISTS = {
+    "evidence": (
+        "Evidence",
+        frozenset(
+            {
+                "kind",
+                "summary",
+                "url",
+                "content",
+                "criteria",
+                "artifact",
+                "observed_at",
+                "verifier",
+            }
+        ),
+    ),
+    "artifacts": ("Artifact", frozenset({"ref", "sha256", "commit_sha"})),
+    "verdicts": ("Verdict", frozenset({"criterion", "accepted", "note"})),
+}
+CHECKPOINT = frozenset({"id", "task_id", "sha256", "agent", "handed_back", "created_at"})
+CHECKPOINT_BODY = frozenset(
+    {"progress", "decisions", "files_touched", "next_steps", "open_questions", "needs_answer"}
+)
+EVENT = frozenset(
+    {
+        "cursor",
+        "seq",
+        "kind",
+        "task_id",
+        "project",
+        "from_state",
+        "to_state",
+        "waiting_on",
+        "verb",
+        "actor",
+        "at",
+        "version",
+        "note",
+    }
+)
+LISTS = frozenset({"results", "checkpoints", "events"})
+_EVENT_COLUMNS = (
+    "seq, task_id, project, kind, from_state, to_state, waiting_on, verb, actor, at, version, note"
+)
 FILTERS = ("project", "state", "assignee", "requester", "parent_task_id")
 MAX_KEYS = 50  # json_build_object takes at most 100 arguments
 KEPT_STATEMENTS = 512
@@ -103,9 +163,69 @@ class _Builder:
             if name in SCALARS:
                 return f"{t}.{name}"
             assert below is not None
+            if name in LISTS:
+                return self.listed(name, below, t)
             return self.related(name, below, t)
 
         return self.object(selection, value)
+
+    def listed(self, name: str, below: Selection, t: str) -> str:
+        """A list of the task aliased `t`, in the order its loader reads it. The task is
+        visible (its level said so), and so is what it holds."""
+        a = self.alias()
+        if name == "results":
+            item = self.object(below, partial(self.result, f"{a}.body"))
+            source, order = f"results {a} WHERE {a}.task_id = {t}.id", f"{a}.revision"
+        elif name == "checkpoints":
+            item = self.object(below, partial(self.checkpoint, a))
+            source, order = f"checkpoints {a} WHERE {a}.task_id = {t}.id", f"{a}.id"
+        else:
+            item = self.object(below, partial(self.event, a))
+            source, order = (
+                f"(SELECT {_EVENT_COLUMNS} FROM events WHERE task_id = {t}.id UNION ALL"
+                f" SELECT {_EVENT_COLUMNS} FROM events_archive WHERE task_id = {t}.id) {a}",
+                f"{a}.seq",
+            )
+        return f"(SELECT coalesce(json_agg({item} ORDER BY {order}), '[]'::json) FROM {source})"
+
+    def result(self, body: str, name: str, below: Selection | None) -> str:
+        """A field of a result revision, from its body, as `Result.from_domain` reads it."""
+        if name == "__typename":
+            return "'Result'"
+        if below is None:
+            return f"({body} -> '{name}')"
+        typename, _ = RESULT_LISTS[name]
+        e = self.alias()
+
+        def field(key: str, _: Selection | None) -> str:
+            return f"'{typename}'" if key == "__typename" else f"({e}.v -> '{key}')"
+
+        items = (
+            f"(SELECT coalesce(json_agg({self.object(below, field)} ORDER BY {e}.n), '[]'::json)"
+            f" FROM jsonb_array_elements({body} -> '{name}') WITH ORDINALITY AS {e}(v, n))"
+        )
+        if name == "evidence":  # always there; the others are null when left out
+            return items
+        return f"(CASE WHEN jsonb_typeof({body} -> '{name}') = 'array' THEN {items} END)"
+
+    def checkpoint(self, c: str, name: str, below: Selection | None) -> str:
+        if name == "__typename":
+            return "'SavedCheckpoint'"
+        if below is None:
+            return f"{c}.{name}"
+
+        def field(key: str, _: Selection | None) -> str:
+            return "'Checkpoint'" if key == "__typename" else f"({c}.body -> '{key}')"
+
+        return self.object(below, field)
+
+    @staticmethod
+    def event(e: str, name: str, below: Selection | None) -> str:
+        if name == "__typename":
+            return "'TaskEvent'"
+        if name == "cursor":
+            return f"{e}.seq::text"
+        return f"{e}.{name}"
 
     def related(self, name: str, below: Selection, t: str) -> str:
         a = self.alias()
@@ -150,7 +270,7 @@ class _Builder:
                     f"(SELECT coalesce(json_agg({edge} ORDER BY t0.id), '[]'::json)"
                     " FROM (SELECT * FROM page ORDER BY id LIMIT :first) t0)"
                 )
-            return self.object(below, self.page_info)
+            return self.object(below, partial(self.page_info, after))
 
         return (
             f"WITH page AS (SELECT t0.* FROM tasks t0 WHERE {' AND '.join(where)}"
@@ -166,12 +286,15 @@ class _Builder:
         return self.task(below, "t0")
 
     @staticmethod
-    def page_info(name: str, below: Selection | None) -> str:
+    def page_info(after: bool, name: str, below: Selection | None) -> str:
         if name == "__typename":
             return "'PageInfo'"
-        if name == "has_next_page":
+        if name in ("hasNextPage", "has_next_page"):
             return "((SELECT count(*) FROM page) > :first)"
-        return "(SELECT max(id) FROM (SELECT id FROM page ORDER BY id LIMIT :first) e)"
+        if name == "hasPreviousPage":  # read forward: whether `after` was given
+            return "true" if after else "false"
+        least = "min" if name == "startCursor" else "max"
+        return f"(SELECT {least}(id) FROM (SELECT id FROM page ORDER BY id LIMIT :first) e)"
 
 
 _statements: OrderedDict[tuple[Any, ...], TextClause] = OrderedDict()

@@ -47,6 +47,7 @@ class FastPaths:
         if write_lock is not None and blocking is not None:
             self.grouped = Grouped(write_lock)
         self.writer: Connection | None = None  # SQLite file: the one connection that writes
+        self.single: Connection | None = None  # SQLite file: reads of one statement
         self.kept = Kept(engine, pool_size())  # PostgreSQL: connections between uses
 
     def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
@@ -73,8 +74,11 @@ class FastPaths:
         its writes run one transaction each, all through SQLAlchemy."""
         return bool(self._sqlite_writer().dispatch.before_cursor_execute)
 
-    def read(self) -> AbstractAsyncContextManager[Tx]:
-        """A read transaction; inside `reading()`, the one it shares."""
+    def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction; inside `reading()`, the one it shares, unless `alone` (one
+        statement: on PostgreSQL run without BEGIN and COMMIT)."""
+        if alone:
+            return self.transaction(write=False, alone=True)
         shared = shared_of(self)
         return shared.tx() if shared is not None else self._read()
 
@@ -87,6 +91,14 @@ class FastPaths:
     @asynccontextmanager
     async def transaction(self, write: bool, alone: bool = False) -> AsyncIterator[Tx]:
         if self.blocking is not None:
+            if alone and not write:  # one statement: its own read transaction, nothing around it
+                single = self._sqlite_single()
+                try:
+                    yield self.tx(OnLoop(single))
+                finally:
+                    if single.in_transaction():  # (a statement sent through SQLAlchemy)
+                        single.rollback()
+                return
             if write:  # listened to (`write` groups the others): all by SQLAlchemy
                 writer = self._sqlite_writer()
                 with writer.begin():
@@ -118,7 +130,19 @@ class FastPaths:
             self.writer = self.blocking.connect().execution_options(sqlite_write=True)
         return self.writer
 
+    def _sqlite_single(self) -> Connection:
+        """The connection a SQLite file's reads of one statement use, kept open: a marked
+        statement runs on sqlite3 at once, in a read transaction of its own (sqlite3 begins
+        none around a SELECT), with no pool checkout, BEGIN or COMMIT around it."""
+        assert self.blocking is not None
+        if self.single is None or self.single.closed:
+            self.single = self.blocking.connect()
+        return self.single
+
     async def close(self) -> None:
+        if self.single is not None:
+            self.single.close()
+            self.single = None
         if self.writer is not None:
             self.writer.close()
             self.writer = None

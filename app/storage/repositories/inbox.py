@@ -33,13 +33,14 @@ from sqlalchemy import (
 )
 
 from app.domain.principals import Principal
-from app.domain.reads import Page
+from app.domain.reads import Page, Paging
 from app.domain.task import Task
 from app.storage.repositories.base import Repository
 from app.storage.repositories.tasks import Columns, select_tasks, tasks
 
 _WHO = bindparam("who", type_=String)
 _AFTER = bindparam("after", type_=String)
+_BEFORE = bindparam("before", type_=String)
 _LIMIT = bindparam("limit", type_=Integer)
 
 
@@ -60,24 +61,31 @@ def _branches(person: bool) -> list[ColumnElement[bool]]:
     ]
 
 
-def _ids(person: bool, paged: bool) -> Any:
+def _ids(person: bool, paged: bool, before: bool = False, backward: bool = False) -> Any:
     """The union of the branches' task ids; `paged`: each branch's first page after the
-    cursor only (the page cannot hold more of any one branch)."""
+    cursor (and, with `before`, before the cursor `before`) only, its last page when
+    `backward` (the page cannot hold more of any one branch)."""
     selects = []
+    order = tasks.c.id.desc() if backward else tasks.c.id
     for branch in _branches(person):
         stmt = select(tasks.c.id).where(branch)
         if paged:
-            stmt = stmt.where(tasks.c.id > _AFTER).order_by(tasks.c.id).limit(_LIMIT)
-            stmt = select(stmt.subquery().c.id)
+            stmt = stmt.where(tasks.c.id > _AFTER)
+            if before:
+                stmt = stmt.where(tasks.c.id < _BEFORE)
+            stmt = select(stmt.order_by(order).limit(_LIMIT).subquery().c.id)
         selects.append(stmt)
     return union(*selects)
 
 
 @cache
-def page_statement(person: bool, columns: tuple[str, ...] | None) -> Select[Any]:
+def page_statement(
+    person: bool, columns: tuple[str, ...] | None, before: bool = False, backward: bool = False
+) -> Select[Any]:
     stmt, _ = select_tasks(columns)
-    found = _ids(person, paged=True).subquery()
-    return stmt.where(tasks.c.id.in_(select(found.c.id))).order_by(tasks.c.id).limit(_LIMIT)
+    found = _ids(person, True, before, backward).subquery()
+    order = tasks.c.id.desc() if backward else tasks.c.id
+    return stmt.where(tasks.c.id.in_(select(found.c.id))).order_by(order).limit(_LIMIT)
 
 
 @cache
@@ -91,16 +99,27 @@ class Inbox(Repository):
     __slots__ = ()
 
     async def page(
-        self, principal: Principal, first: int, after: str | None, columns: Columns = None
+        self,
+        principal: Principal,
+        first: int,
+        after: str | None,
+        columns: Columns = None,
+        paging: Paging[str] | None = None,
     ) -> Page[Task]:
-        """Up to `first` tasks waiting on the principal, by id, after the task `after`."""
+        """Up to `first` tasks waiting on the principal, by id, after the task `after`; with
+        `paging`, also before its `before`, and its last ones when it reads backward."""
         kept = None if columns is None else tuple(columns)
-        stmt = page_statement(principal.is_person, kept)
+        before = None if paging is None else paging.before
+        backward = paging is not None and paging.backward
+        stmt = page_statement(principal.is_person, kept, before is not None, backward)
         params = {"who": principal.id, "after": after or "", "limit": first + 1}
+        if before is not None:
+            params["before"] = before
         await self.tx.custom_plans()
         rows = await self.tx.rows(stmt, params)
         _, task_of = select_tasks(kept)
-        return Page(list(map(task_of, rows[:first])), len(rows) > first)
+        found = list(map(task_of, rows[:first]))
+        return Page(found[::-1] if backward else found, len(rows) > first)
 
     async def count(self, principal: Principal, limit: int | None = None) -> int:
         """The tasks waiting on the principal; with `limit`, at most that many."""

@@ -50,6 +50,7 @@ _IDEMPOTENT = select(tasks).where(
     tasks.c.created_by == bindparam("created_by"), tasks.c.idempotency_key == bindparam("key")
 )
 _CHILD_STATES = select(tasks.c.state).where(tasks.c.parent_task_id == bindparam("parent_id"))
+_ANY = select(tasks.c.id).limit(1)
 
 
 Columns = Sequence[str] | None  # the task columns to read; None: every one
@@ -151,6 +152,10 @@ class Tasks(Repository):
 
     async def child_states(self, parent_id: str) -> list[str]:
         return [r[0] for r in await self.tx.rows(_CHILD_STATES, {"parent_id": parent_id})]
+
+    async def any(self) -> bool:
+        """Whether the database holds a task at all."""
+        return await self.tx.one(_ANY, {}) is not None
 
 
 def refused_insert(task: Task) -> Conflict | None:

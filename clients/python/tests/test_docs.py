@@ -81,13 +81,13 @@ def test_the_token_program_gives_an_agent_tokens_that_work(cast: Cast, tmp_path:
 
 
 def test_the_docs_say_what_the_default_result_policy_checks() -> None:
-    readme = " ".join((DOC.parents[1] / "README.md").read_text().split())
+    api = " ".join((DOC.parent / "api.md").read_text().split())
     guide = " ".join(DOC.read_text().split())
-    for text in (readme, guide):
+    for text in (api, guide):
         assert "even when it covers no criterion" in text
         assert "require_complete_evidence" in text
-    assert "checks that evidence and completes the task or sends it back" not in readme
-    assert "set_result_rule(input: {policy: require_complete_evidence" in readme
+    assert "checks that evidence and completes the task or sends it back" not in api
+    assert "set_result_rule(input: {policy: require_complete_evidence" in api
     tokens = guide[guide.index("## Tokens") : guide.index("## An agent's whole loop")]
     for how in ("prickle serve", "prickle token create --owner", "register_agent", "create_token"):
         assert how in tokens, how

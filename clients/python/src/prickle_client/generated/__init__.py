@@ -123,6 +123,16 @@ from .input_types import (
     WebhookInput,
 )
 from .me import Me, MeMe
+from .node import (
+    Node,
+    NodeNodeNode,
+    NodeNodePrincipalInfo,
+    NodeNodeRemoteAgent,
+    NodeNodeSchedule,
+    NodeNodeTask,
+    NodeNodeWebhook,
+)
+from .nodes import Nodes, NodesNodesNode, NodesNodesTask
 from .on_task_event_batches import (
     OnTaskEventBatches,
     OnTaskEventBatchesTaskEventBatches,
@@ -273,6 +283,16 @@ __all__ = [
     "InboxInboxPageInfo",
     "Me",
     "MeMe",
+    "Node",
+    "NodeNodeNode",
+    "NodeNodePrincipalInfo",
+    "NodeNodeRemoteAgent",
+    "NodeNodeSchedule",
+    "NodeNodeTask",
+    "NodeNodeWebhook",
+    "Nodes",
+    "NodesNodesNode",
+    "NodesNodesTask",
     "OnTaskEventBatches",
     "OnTaskEventBatchesTaskEventBatches",
     "OnTaskEventBatchesTaskEventBatchesTask",

@@ -38,6 +38,8 @@ from .input_types import (
     WebhookInput,
 )
 from .me import Me
+from .node import Node
+from .nodes import Nodes
 from .on_task_event_batches import OnTaskEventBatches
 from .on_task_events import OnTaskEvents
 from .pause_schedule import PauseSchedule
@@ -4470,6 +4472,228 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return Me.model_validate(data)
+
+    async def node(self, id: str, **kwargs: Any) -> Node:
+        query = gql("""
+            query Node($id: ID!) {
+              node(id: $id) {
+                __typename
+                id
+                ... on Task {
+                  ...TaskFields
+                }
+                ... on PrincipalInfo {
+                  kind
+                  owner
+                  erased
+                }
+                ... on Webhook {
+                  url
+                  enabled
+                }
+                ... on Schedule {
+                  project
+                  paused
+                  next_run_at
+                }
+                ... on RemoteAgent {
+                  agent_id
+                  card_url
+                }
+              }
+            }
+
+            fragment ActorRefFields on ActorRef {
+              __typename
+              ... on PersonRef {
+                kind
+                handle
+                erased
+              }
+              ... on AgentRef {
+                kind
+                agent_id
+                erased
+              }
+              ... on SystemRef {
+                kind
+              }
+            }
+
+            fragment ResultFields on Result {
+              summary
+              evidence {
+                kind
+                summary
+                url
+                content
+                criteria
+                artifact
+                observed_at
+                verifier
+              }
+              provenance
+              returned_by
+              returned_at
+              submission_id
+              revision
+              artifacts {
+                ref
+                sha256
+                commit_sha
+              }
+              status
+              verdicts {
+                criterion
+                accepted
+                note
+              }
+              verified_by {
+                ...ActorRefFields
+              }
+              decided_by {
+                ...ActorRefFields
+              }
+              decided_by_policy
+              reason
+              evidence_report {
+                coverage {
+                  criterion
+                  evidence
+                }
+                general
+                uncovered
+                stale {
+                  evidence
+                  why
+                }
+                complete
+              }
+              lineage {
+                cause {
+                  __typename
+                  ... on OwnerMessageCause {
+                    kind
+                    message_id
+                    author
+                  }
+                  ... on TaskCause {
+                    kind
+                    task_id
+                    basis
+                    rule_id
+                    approval_id
+                  }
+                  ... on NoCause {
+                    kind
+                  }
+                  ... on OwnerScheduleCause {
+                    kind
+                    schedule_id
+                    version
+                    task_id
+                    owner
+                  }
+                }
+                context {
+                  __typename
+                  ... on PacketContext {
+                    kind
+                    task_id
+                    sha256
+                  }
+                  ... on MemoryFactContext {
+                    kind
+                    key
+                    sha256
+                  }
+                  ... on CheckpointContext {
+                    kind
+                    task_id
+                    checkpoint_id
+                    sha256
+                  }
+                }
+                recorded_at
+              }
+              provenance_status
+            }
+
+            fragment TaskFields on Task {
+              id
+              project
+              state
+              waiting_on
+              requester
+              assignee
+              packet {
+                task
+                deliverable_type
+                acceptance_criteria
+                context
+                files
+                depends_on
+              }
+              result {
+                ...ResultFields
+              }
+              latest_checkpoint {
+                progress
+                decisions
+                files_touched
+                next_steps
+                open_questions
+                needs_answer
+              }
+              latest_checkpoint_by {
+                agent
+                provenance
+                handed_back
+              }
+              parent_task_id
+              created_at
+              updated_at
+              requested_by {
+                ...ActorRefFields
+              }
+              origin_message_id
+              route {
+                via
+                capability {
+                  kind
+                  name
+                }
+              }
+              display_title
+              turn_budget
+            }
+            """)
+        variables: dict[str, object] = {"id": id}
+        response = await self.execute(
+            query=query, operation_name="Node", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Node.model_validate(data)
+
+    async def nodes(self, ids: list[str], **kwargs: Any) -> Nodes:
+        query = gql("""
+            query Nodes($ids: [ID!]!) {
+              nodes(ids: $ids) {
+                __typename
+                id
+                ... on Task {
+                  state
+                  version
+                }
+              }
+            }
+            """)
+        variables: dict[str, object] = {"ids": ids}
+        response = await self.execute(
+            query=query, operation_name="Nodes", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Nodes.model_validate(data)
 
     async def principal(self, id: str, **kwargs: Any) -> Principal:
         query = gql("""
