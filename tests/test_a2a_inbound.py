@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -823,3 +825,30 @@ def test_a_send_answers_the_task_as_it_stands_after_its_bound(start_server) -> N
     assert sent.json()["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
     now = {**body, "message": message("at once", _id()), "configuration": NOW}
     assert httpx.post(url, json=now, headers=headers(cast, "alice")).status_code == 200
+
+
+@pytest.mark.once
+def test_a_waiting_send_ends_when_its_client_goes_away(start_server) -> None:  # type: ignore[no-untyped-def]
+    """A client that gives up (its own timeout) ends the wait: the server, told to stop,
+    has no request left in flight (else it would wait out its graceful timeout, 60 s)."""
+    server = start_server("--a2a-send-wait", "3600", "--graceful-timeout", "60")
+    cast = Cast(server).add("alice", "alice/coder")
+    project = cast.project("gone")
+    params = {"message": message("wait for me", _id(), contextId=project)}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
+    path = f"/a2a/{cast.id('alice/coder')}"
+    host, port = server.base_url.removeprefix("http://").split(":")
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {cast.token('alice')}\r\nA2A-Version: 1.0\r\n"
+        f"Content-Length: {len(body.encode())}\r\n\r\n{body}"
+    )
+    with socket.create_connection((host, int(port))) as client:
+        client.sendall(request.encode())
+        deadline = time.monotonic() + 30
+        while not _listed(cast, project):  # its task made: the send waits now
+            assert time.monotonic() < deadline, "no task was made"
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=45) == 0
+    assert time.monotonic() - started < 30  # not the graceful timeout's 60 s
