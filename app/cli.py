@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
 from app.domain.table import TableError, table
 from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
-from app.tuning import SettingError
+from app.tuning import A2A_SEND_WAIT, SettingError
 
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
@@ -72,6 +73,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let remote A2A agents be on loopback, private, link-local and multicast "
         "addresses (default: PRICKLE_ALLOW_PRIVATE_AGENTS)",
+    )
+    serve.add_argument(
+        "--a2a-send-wait",
+        type=_seconds,
+        default=A2A_SEND_WAIT,
+        metavar="SECONDS",
+        help="the longest an A2A SendMessage waits for its task to end or to need input "
+        f"before it answers the task as it stands (default: {A2A_SEND_WAIT:g})",
     )
     serve.add_argument(
         "--db-pool-size",
@@ -164,6 +173,16 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds above 0")
+    return seconds
+
+
 def _not_negative(value: str) -> int:
     if not value.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of seconds")
@@ -193,6 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
         graceful_timeout=args.graceful_timeout,
         allow_private_webhooks=args.allow_private_webhooks,
         allow_private_agents=args.allow_private_agents,
+        a2a_send_wait=args.a2a_send_wait,
         cors_origins=args.cors_origins,
         trusted_documents=args.trusted_documents,
         trusted_documents_only=args.trusted_documents_only,
