@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from app.storage.pooling import (
     POOLED_VARIABLE,
     DatabaseSettingError,
 )
-from app.tuning import SettingError
+from app.tuning import A2A_SEND_WAIT, SettingError
 
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
@@ -83,6 +84,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let remote A2A agents be on loopback, private, link-local and multicast "
         "addresses (default: PRICKLE_ALLOW_PRIVATE_AGENTS)",
+    )
+    serve.add_argument(
+        "--a2a-send-wait",
+        type=_seconds,
+        default=A2A_SEND_WAIT,
+        metavar="SECONDS",
+        help="the longest an A2A SendMessage waits for its task to end or to need input "
+        f"before it answers the task as it stands (default: {A2A_SEND_WAIT:g})",
     )
     serve.add_argument(
         "--db-pool-size",
@@ -217,6 +226,16 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds above 0")
+    return seconds
+
+
 def _not_negative(value: str) -> int:
     if not value.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of seconds")
@@ -246,6 +265,7 @@ def _serve(args: argparse.Namespace) -> int:
         graceful_timeout=args.graceful_timeout,
         allow_private_webhooks=args.allow_private_webhooks,
         allow_private_agents=args.allow_private_agents,
+        a2a_send_wait=args.a2a_send_wait,
         cors_origins=args.cors_origins,
         trusted_documents=args.trusted_documents,
         trusted_documents_only=args.trusted_documents_only,

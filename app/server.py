@@ -31,6 +31,7 @@ from app.storage.engine import is_sqlite, startup_settings
 from app.storage.migrate import upgrade
 from app.storage.pooling import check
 from app.storage.store import Store
+from app.tuning import A2A_SEND_WAIT, A2A_SEND_WAIT_VARIABLE
 
 FACTORY = "app.main:app_from_environment"
 GRACEFUL_SECONDS = 30
@@ -52,6 +53,7 @@ def serve(
     cors_origins: str = "",
     trusted_documents: str | None = None,
     trusted_documents_only: bool = False,
+    a2a_send_wait: float = A2A_SEND_WAIT,
 ) -> int:
     """Run the server. A line per request (`access_log`) is off unless asked for: under load,
     formatting and writing it cost the server about a twentieth of its CPU
@@ -63,7 +65,8 @@ def serve(
     PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does); `allow_private_agents`: remote A2A agents (as
     PRICKLE_ALLOW_PRIVATE_AGENTS=1 does); `cors_origins`: the other origins whose pages may
     call the API (app/cors.py); `trusted_documents`: a manifest of persisted documents, the
-    only ones run with `trusted_documents_only` (app/api/persisted.py)."""
+    only ones run with `trusted_documents_only` (app/api/persisted.py); `a2a_send_wait`: the
+    longest an A2A SendMessage waits (PRICKLE_A2A_SEND_WAIT)."""
     try:
         rate = configured_rate(rate_limit)
         cors.Origins.parse(cors_origins)
@@ -105,6 +108,7 @@ def serve(
         os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
     if allow_private_agents:
         os.environ[remote_agents.ALLOW_PRIVATE_VARIABLE] = "1"
+    os.environ[A2A_SEND_WAIT_VARIABLE] = repr(a2a_send_wait)
     # operating it (docs/operations.md): logs, metrics of every worker, draining on SIGTERM
     os.environ[METRICS_FROM] = metrics_from
     os.environ[ACCESS_LOG] = "1" if access_log else "0"

@@ -144,6 +144,17 @@ FAST_PATHS = Tunable(
     "the fast paths (off: SQLAlchemy's and Strawberry's public API only, the same answers)",
 )
 
+# `prickle serve --a2a-send-wait` (a flag: app/cli.py), handed to its workers in this variable
+A2A_SEND_WAIT_VARIABLE = "PRICKLE_A2A_SEND_WAIT"
+A2A_SEND_WAIT = 60.0
+
+
+def a2a_send_wait() -> float:
+    """The longest an A2A SendMessage waits for its task to settle, in seconds."""
+    text = os.environ.get(A2A_SEND_WAIT_VARIABLE, "").strip()
+    return seconds(text) if text else A2A_SEND_WAIT
+
+
 TUNABLES: tuple[Tunable[Any], ...] = (
     FAST_PATHS,
     PING_SECONDS,

@@ -10,6 +10,7 @@ import httpx
 from live import Cast
 
 VERSION = {"A2A-Version": "1.0"}
+NOW = {"returnImmediately": True}  # a SendMessage's configuration: answered at once
 RESULT = {
     "summary": "the answer is 42",
     "provenance": "agent_generated",

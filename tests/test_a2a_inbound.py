@@ -7,12 +7,19 @@ cancel, pages, Prickle's visibility, and bad input."""
 from __future__ import annotations
 
 import base64
+import json
+import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -24,12 +31,15 @@ from a2a.types import (
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
     TaskState,
 )
 from a2a_inbound import (
+    NOW,
+    RESULT,
     VERSION,
     ask,
     base,
@@ -60,6 +70,9 @@ def cast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cast]:
             server.stop()
 
 
+SECRET = "whsec_" + base64.b64encode(b"the python client's own!").decode()
+
+
 def _id() -> str:
     return uuid.uuid4().hex
 
@@ -78,9 +91,11 @@ async def _client(
             await client.close()
 
 
-def _send(text: str, **fields: object) -> SendMessageRequest:
+def _send(text: str, wait: bool = False, **fields: object) -> SendMessageRequest:
+    """A message; answered at once unless `wait` (then: once its task settles)."""
     said = Message(message_id=_id(), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)  # type: ignore[arg-type]
-    return SendMessageRequest(message=said)
+    now = SendMessageConfiguration(return_immediately=not wait)
+    return SendMessageRequest(message=said, configuration=now)
 
 
 def test_the_card_names_the_agent_its_interfaces_and_skills(cast: Cast) -> None:
@@ -128,7 +143,9 @@ async def _lifecycle(cast: Cast, client: Client, hook: str) -> str:
     [sent] = [r async for r in client.send_message(_send("what is six times seven?"))]
     task = sent.task
     wanted = TaskPushNotificationConfig(task_id=task.id, url=hook, token="from-the-client")
-    config = await client.create_task_push_notification_config(wanted)
+    signed = ClientCallContext(service_parameters={"Prickle-Webhook-Secret": SECRET})
+    config = await client.create_task_push_notification_config(wanted, context=signed)
+    assert not config.HasField("authentication")
     assert task.status.state == TaskState.TASK_STATE_SUBMITTED
     assert task.metadata["prickle"]["state"] == "routed"
     assert task.context_id == cast.id("alice")  # no contextId: the caller's owner's project
@@ -149,7 +166,7 @@ async def _lifecycle(cast: Cast, client: Client, hook: str) -> str:
     [artifact] = done.artifacts
     assert artifact.parts[0].text == "the answer is 42"
     assert "evidence" in artifact.parts[1].data.struct_value.fields
-    return config.authentication.credentials
+    return SECRET
 
 
 def test_a_stream_numbers_its_events_with_cursors_and_resumes_after_a_drop(cast: Cast) -> None:
@@ -255,7 +272,13 @@ def test_another_owners_caller_waits_on_the_gate_and_sees_only_its_own(cast: Cas
     task = sent.json()["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
     assert task["metadata"]["prickle"]["waiting_on"] == "owner_approval"
-    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("mine", _id())})
+    mine = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("mine", _id()), "configuration": NOW},
+    )
     hidden = rpc(cast, "bob", "alice/coder", "GetTask", {"id": mine.json()["result"]["task"]["id"]})
     assert hidden.json()["error"]["code"] == -32001  # TaskNotFound, as if absent
 
@@ -284,10 +307,28 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
         refused = rpc(cast, "alice", "alice/coder", "ListTasks", listed).json()
         assert refused["error"]["code"] == -32602, listed
     key = _id()
-    first = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
-    again = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("one", key)})
+    first = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("one", key), "configuration": NOW},
+    )
+    again = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("one", key), "configuration": NOW},
+    )
     assert again.json()["result"]["task"]["id"] == first.json()["result"]["task"]["id"]
-    other = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("two", key)})
+    other = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("two", key), "configuration": NOW},
+    )
     assert other.json()["error"]["code"] == -32602
     huge = rpc(
         cast, "alice", "alice/coder", "SendMessage", {"message": message("x" * 1_100_000, _id())}
@@ -303,9 +344,21 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     for method, params in [("GetTask", {"id": "x"}), ("ListTasks", {})]:
         nobody = rpc(cast, "alice", "alice/nobody", method, params)
         assert nobody.json()["error"]["code"] == -32001  # TaskNotFound: no agent here
-    unsent = rpc(cast, "alice", "alice/nobody", "SendMessage", {"message": message("x", _id())})
+    unsent = rpc(
+        cast,
+        "alice",
+        "alice/nobody",
+        "SendMessage",
+        {"message": message("x", _id()), "configuration": NOW},
+    )
     assert unsent.json()["error"]["message"] == f"no agent {cast.id('alice')}/nobody"
-    mine = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})
+    mine = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("m", _id()), "configuration": NOW},
+    )
     task_id = mine.json()["result"]["task"]["id"]
     not_http = {"taskId": task_id, "url": "ftp://example.com/hook"}
     push = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", not_http)
@@ -315,11 +368,18 @@ def test_bad_input_gets_its_error_and_changes_nothing(cast: Cast) -> None:
     assert refused.json()["error"]["code"] == -32005  # ContentTypeNotSupported
     rest = httpx.get(f"{url}/tasks/nonesuch", headers=alice)  # HTTP+JSON: its HTTP status
     assert rest.status_code == 404
+    assert rest.headers["content-type"] == "application/json"  # A2A v1.0 section 11.1
     assert httpx.get(f"{cast.server.base_url}/healthz").status_code == 200
 
 
 def test_a_handed_back_task_says_why(cast: Cast) -> None:
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("why", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("why", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     work(cast, "alice/coder", task_id, "accept_task")
     cast.move("alice/coder", "hand_back", task_id, reason="not my field")
@@ -338,24 +398,32 @@ def test_the_app_does_not_import_the_a2a_sdk_until_asked() -> None:
 
 
 def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> None:
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("push", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("push", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     with Receiver() as receiver:
         asked = {"taskId": task_id, "url": receiver.url, "token": "client-token"}
         made = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
         config = made.json()["result"]
-        secret = config["authentication"]["credentials"]
-        assert config["authentication"]["scheme"] == "standard-webhooks"
+        secret = made.headers["prickle-webhook-secret"]  # made now, shown once
+        assert "authentication" not in config  # no credentials: the signature only
         work(cast, "alice/coder", task_id, "accept_task")
         [got] = receiver.wait_for(1)
     assert got.headers["x-a2a-notification-token"] == "client-token"
+    assert "authorization" not in got.headers
     notified = got.verified(secret)  # the standardwebhooks package checks the signature
     assert notified["task"]["id"] == task_id
     assert notified["task"]["metadata"]["prickle"]["state"] == "accepted"
     where = {"taskId": task_id, "id": config["id"]}
     got_back = rpc(cast, "alice", "alice/coder", "GetTaskPushNotificationConfig", where)
     assert got_back.json()["result"]["url"] == config["url"]
-    assert "authentication" not in got_back.json()["result"]  # the secret is shown once
+    assert "authentication" not in got_back.json()["result"]
+    assert "prickle-webhook-secret" not in got_back.headers  # the secret is shown once
     listed = rpc(
         cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
     )
@@ -369,7 +437,13 @@ def test_a_push_notification_arrives_signed_and_with_its_token(cast: Cast) -> No
 
 def test_a_stream_ends_when_its_token_is_revoked(cast: Cast) -> None:
     made = cast.server.run_data("mutations/create_token", {}, cast.token("alice"))["create_token"]
-    sent = rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("rev", _id())})
+    sent = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "SendMessage",
+        {"message": message("rev", _id()), "configuration": NOW},
+    )
     task_id = sent.json()["result"]["task"]["id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
     opened = {**VERSION, "Authorization": f"Bearer {made['token']}"}
@@ -391,7 +465,8 @@ def test_an_a2a_0_3_client_is_served_too(cast: Cast) -> None:
         "role": "user",
         "parts": [{"kind": "text", "text": "old"}],
     }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": said}}
+    params = {"message": said, "configuration": {"blocking": False}}  # 0.3's returnImmediately
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}
     alice = {"Authorization": f"Bearer {cast.token('alice')}"}  # no A2A-Version: 0.3
     sent = httpx.post(base(cast, "alice/coder"), json=body, headers=alice).json()["result"]
     assert (sent["kind"], sent["status"]["state"]) == ("task", "submitted")
@@ -422,9 +497,33 @@ def test_a_stream_past_the_limit_is_refused_before_it_sends(start_server) -> Non
 def test_messages_spend_the_callers_mutation_budget(start_server) -> None:  # type: ignore[no-untyped-def]
     server = start_server("--rate-limit", "1")  # a burst of 2, then one a second
     cast = Cast(server).add("alice", "alice/coder")
-    sent = [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
-    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
-    sent += [rpc(cast, "alice", "alice/coder", "SendMessage", {"message": message("m", _id())})]
+    sent = [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
+    sent += [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
+    sent += [
+        rpc(
+            cast,
+            "alice",
+            "alice/coder",
+            "SendMessage",
+            {"message": message("m", _id()), "configuration": NOW},
+        )
+    ]
     refused = [r.json()["error"] for r in sent if "error" in r.json()]
     assert refused and refused[0]["data"][0]["metadata"]["prickle_code"] == "rate_limited"
     listed = rpc(cast, "alice", "alice/coder", "ListTasks", {}).json()["result"]
@@ -442,7 +541,10 @@ def test_a_push_config_given_with_the_message_is_set_once_with_the_clients_secre
             "authentication": {"scheme": "standard-webhooks", "credentials": secret},
         }
         said = message("inline push", _id())
-        params = {"message": said, "configuration": {"taskPushNotificationConfig": config}}
+        params = {
+            "message": said,
+            "configuration": {**NOW, "taskPushNotificationConfig": config},
+        }
         first = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
         again = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()["result"]
         task_id = first["task"]["id"]
@@ -488,3 +590,265 @@ async def test_the_python_client_streams_drops_and_resumes_from_the_cursor(cast:
     assert [int(c) for c in cursors] == sorted({int(c) for c in cursors})  # each once, in order
     assert int(cursors[0]) > int(cursor)  # nothing before the cursor again
     assert resumed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def _sent_now(cast: Cast, who: str, text: str, **more: object) -> dict[str, Any]:
+    """A new task sent by `who` to alice/coder, answered at once (returnImmediately)."""
+    params = {"message": message(text, _id(), **more), "configuration": {"returnImmediately": True}}
+    return rpc(cast, who, "alice/coder", "SendMessage", params).json()["result"]["task"]
+
+
+def test_history_length_gives_the_last_n_messages_at_every_length(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "count with me")["id"]
+    work(cast, "alice/coder", task_id, "accept_task", "start_task")
+    for n in range(3):  # the request, three questions and three answers: seven messages
+        ask(cast, "alice/coder", task_id, f"question {n}?")
+        answer = {
+            "message": message(f"answer {n}", _id(), taskId=task_id),
+            "configuration": {"returnImmediately": True},
+        }
+        assert "result" in rpc(cast, "alice", "alice/coder", "SendMessage", answer).json()
+    whole = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"]
+    ids = [m["messageId"] for m in whole["history"]]
+    assert len(ids) == 7
+    for length in range(0, 3 * len(ids) + 1):
+        asked = {"id": task_id, "historyLength": length}
+        got = rpc(cast, "alice", "alice/coder", "GetTask", asked).json()["result"]
+        shown = [m["messageId"] for m in got.get("history", [])]
+        assert shown == ids[max(0, len(ids) - length) :], length
+    biggest = {"id": task_id, "historyLength": 2**31 - 1}
+    assert (
+        len(rpc(cast, "alice", "alice/coder", "GetTask", biggest).json()["result"]["history"]) == 7
+    )
+    for bad in (-1, -(2**31), 2**31, 10**30):
+        refused = rpc(
+            cast, "alice", "alice/coder", "GetTask", {"id": task_id, "historyLength": bad}
+        )
+        error = refused.json()["error"]
+        assert error["code"] == -32602, (bad, error)
+    negative = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id, "historyLength": -1})
+    assert "must not be negative" in negative.json()["error"]["message"]
+    meta = whole["metadata"]["prickle"]
+    assert meta["waitingOn"] is None and "answer" not in meta["allowedVerbs"]
+    assert meta["allowed_verbs"] == meta["allowedVerbs"]  # the deprecated names, one release
+
+
+def test_the_card_is_cached_and_revalidated_by_its_etag(cast: Cast) -> None:
+    url = f"{base(cast, 'alice/coder')}/.well-known/agent-card.json"
+    first = httpx.get(url, headers=headers(cast, "bob"))
+    tag = first.headers["etag"]
+    assert tag.startswith('"') and tag.endswith('"')  # strong: no W/
+    assert "max-age=" in first.headers["cache-control"]
+    assert "private" in first.headers["cache-control"]  # it needs a token
+    assert parsedate_to_datetime(first.headers["last-modified"]).tzinfo is not None
+    again = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": tag})
+    assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", tag)
+    listed = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": f'"x", {tag}'})
+    assert listed.status_code == 304
+    changed = httpx.get(url, headers={**headers(cast, "bob"), "If-None-Match": '"other"'})
+    assert changed.status_code == 200 and changed.json() == first.json()
+    refused = httpx.get(url, headers={"If-None-Match": tag})  # no token: nothing to revalidate
+    assert refused.status_code == 401
+
+
+def test_json_rpc_is_answered_at_the_base_with_a_slash_too(cast: Cast) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"pageSize": 1}}
+    for url in (base(cast, "alice/coder"), base(cast, "alice/coder") + "/"):
+        answered = httpx.post(url, json=body, headers=headers(cast, "alice"))
+        assert answered.status_code == 200, url
+        assert "tasks" in answered.json()["result"]
+
+
+def test_evidence_with_a_url_is_a_url_part_of_the_artifact(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "link me")["id"]
+    work(cast, "alice/coder", task_id, "accept_task", "start_task")
+    linked = {
+        "kind": "link",
+        "summary": "the report",
+        "url": "https://example.com/report.html",
+        "criteria": [0],
+    }
+    result = {**RESULT, "evidence": [RESULT["evidence"][0], linked]}
+    cast.move("alice/coder", "return_result", task_id, result=result)
+    got = rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"]
+    parts = got["artifacts"][0]["parts"]
+    [url_part] = [p for p in parts if "url" in p]
+    assert url_part["url"] == "https://example.com/report.html"
+    assert url_part["filename"] == "the report"
+    assert url_part["mediaType"] == "text/html"
+    assert url_part["metadata"]["prickle"]["evidence"] == 1
+    assert parts[0]["text"] == "the answer is 42"
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "basic"])
+def test_a_push_config_s_authentication_is_sent_as_authorization(cast: Cast, scheme: str) -> None:
+    credentials = "dXNlcjpwYXNz" if scheme == "basic" else "receiver-token.v1"
+    task_id = _sent_now(cast, "alice", f"push with {scheme}")["id"]
+    with Receiver() as receiver:
+        asked = {
+            "taskId": task_id,
+            "url": receiver.url,
+            "authentication": {"scheme": scheme, "credentials": credentials},
+        }
+        made = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
+        config = made.json()["result"]
+        secret = made.headers["prickle-webhook-secret"]
+        assert config["authentication"] == {"scheme": scheme.capitalize()}  # no credentials
+        work(cast, "alice/coder", task_id, "accept_task", "start_task")
+        got = receiver.wait_for(2)
+    assert [r.headers["authorization"] for r in got] == [f"{scheme.capitalize()} {credentials}"] * 2
+    assert [r.verified(secret)["task"]["id"] for r in got] == [task_id] * 2  # still signed
+    where = {"taskId": task_id, "id": config["id"]}
+    read = rpc(cast, "alice", "alice/coder", "GetTaskPushNotificationConfig", where).json()
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert read["result"]["authentication"] == {"scheme": scheme.capitalize()}
+    assert credentials not in json.dumps(read) + listed.text
+    hooks = cast.server.run_data("queries/webhooks", {}, cast.token("alice"))
+    assert credentials not in json.dumps(hooks)
+    assert credentials not in cast.server.output()
+
+
+def test_a_push_config_s_bad_authentication_is_invalid_params_and_makes_nothing(cast: Cast) -> None:
+    task_id = _sent_now(cast, "alice", "bad push")["id"]
+    url = "http://127.0.0.1:9/hook"
+    wrong = [
+        ({"scheme": "Digest", "credentials": "x"}, "Bearer or Basic, not 'Digest'"),
+        ({"scheme": "", "credentials": "x"}, "Bearer or Basic, not empty"),
+        ({"credentials": "x"}, "Bearer or Basic, not empty"),
+        ({"scheme": "Bearer"}, "credentials: required with Bearer"),
+        ({"scheme": "Bearer", "credentials": 5}, "credentials"),
+        ({"scheme": "Bearer", "credentials": ["a"]}, "credentials"),
+        ({"scheme": "Bearer", "credentials": "a b"}, "token68"),
+        ({"scheme": "Bearer", "credentials": "a\r\nX-Evil: 1"}, "token68"),
+        ({"scheme": "Basic", "credentials": "x" * 2001}, "token68"),
+    ]
+    for authentication, reason in wrong:
+        asked = {"taskId": task_id, "url": url, "authentication": authentication}
+        refused = rpc(cast, "alice", "alice/coder", "CreateTaskPushNotificationConfig", asked)
+        error = refused.json()["error"]
+        assert error["code"] == -32602 and reason in json.dumps(error), (authentication, error)
+        assert "prickle-webhook-secret" not in refused.headers
+        inline = {
+            "message": message("x", _id()),
+            "configuration": {
+                "returnImmediately": True,
+                "taskPushNotificationConfig": {"url": url, "authentication": authentication},
+            },
+        }
+        before = _count(cast)
+        sent = rpc(cast, "alice", "alice/coder", "SendMessage", inline).json()
+        assert sent["error"]["code"] == -32602, (authentication, sent)
+        assert _count(cast) == before  # refused before the handoff
+    weak = rpc(
+        cast,
+        "alice",
+        "alice/coder",
+        "CreateTaskPushNotificationConfig",
+        {"taskId": task_id, "url": url},
+        **{"Prickle-Webhook-Secret": "whsec_c2hvcnQ="},
+    ).json()
+    assert weak["error"]["code"] == -32602 and "prickle-webhook-secret" in weak["error"]["message"]
+    listed = rpc(
+        cast, "alice", "alice/coder", "ListTaskPushNotificationConfigs", {"taskId": task_id}
+    )
+    assert listed.json()["result"].get("configs", []) == []
+
+
+def _listed(cast: Cast, project: str) -> list[dict[str, Any]]:
+    found = rpc(cast, "alice", "alice/coder", "ListTasks", {"contextId": project}).json()
+    return list(found["result"].get("tasks", []))
+
+
+def test_a_send_waits_until_its_task_needs_input_and_answers_it_so(cast: Cast) -> None:
+    project = cast.project("blocking")
+    params = {"message": message("six times seven?", _id(), contextId=project)}
+    with ThreadPoolExecutor(1) as pool:
+        sending = pool.submit(rpc, cast, "alice", "alice/coder", "SendMessage", params)
+        deadline = time.monotonic() + 30
+        while not (listed := _listed(cast, project)):  # the task made by the waiting send
+            assert time.monotonic() < deadline and not sending.done(), "no task was made"
+        [task] = listed
+        assert not sending.done()  # SUBMITTED (routed): not settled, the send waits
+        work(cast, "alice/coder", task["id"], "accept_task", "start_task")
+        ask(cast, "alice/coder", task["id"], "in which base?")
+        answered = sending.result(timeout=30).json()["result"]["task"]
+    assert answered["id"] == task["id"]
+    assert answered["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert answered["status"]["message"]["parts"][0]["text"] == "in which base?"
+    assert [m["parts"][0]["text"] for m in answered["history"]][1:] == ["in which base?"]
+    reply = {
+        "message": message("ten", _id(), taskId=task["id"]),
+        "configuration": {"historyLength": 1},
+    }
+    with ThreadPoolExecutor(1) as pool:
+        replying = pool.submit(rpc, cast, "alice", "alice/coder", "SendMessage", reply)
+        deadline = time.monotonic() + 30
+        while _get(cast, task["id"])["metadata"]["prickle"]["state"] != "working":
+            assert time.monotonic() < deadline and not replying.done(), "the answer never came"
+        assert not replying.done()  # WORKING: the answer's send waits too
+        give_result(cast, "alice/coder", task["id"])
+        done = replying.result(timeout=30).json()["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [m["parts"][0]["text"] for m in done["history"]] == ["ten"]  # historyLength 1
+    assert done["artifacts"][0]["parts"][0]["text"] == "the answer is 42"
+
+
+def _get(cast: Cast, task_id: str) -> dict[str, Any]:
+    return dict(rpc(cast, "alice", "alice/coder", "GetTask", {"id": task_id}).json()["result"])
+
+
+def test_return_immediately_must_be_a_boolean(cast: Cast) -> None:
+    before = _count(cast)
+    for bad in ("yes", 1, {"a": 1}, [True]):
+        params = {"message": message("x", _id()), "configuration": {"returnImmediately": bad}}
+        refused = rpc(cast, "alice", "alice/coder", "SendMessage", params).json()
+        assert refused["error"]["code"] == -32602, (bad, refused)
+        assert (
+            "return_immediately"
+            in json.dumps(refused["error"]).replace("Immediately", "_immediately").lower()
+        )
+    assert _count(cast) == before  # nothing was sent
+
+
+@pytest.mark.once
+def test_a_send_answers_the_task_as_it_stands_after_its_bound(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = start_server("--a2a-send-wait", "0.5")
+    cast = Cast(server).add("alice", "alice/coder")
+    url = f"{base(cast, 'alice/coder')}/message:send"  # HTTP+JSON's SendMessage blocks too
+    body = {"message": message("nobody works on this", _id())}
+    started = time.monotonic()
+    sent = httpx.post(url, json=body, headers=headers(cast, "alice"), timeout=30)
+    assert time.monotonic() - started >= 0.5  # it waited its bound
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    now = {**body, "message": message("at once", _id()), "configuration": NOW}
+    assert httpx.post(url, json=now, headers=headers(cast, "alice")).status_code == 200
+
+
+@pytest.mark.once
+def test_a_waiting_send_ends_when_its_client_goes_away(start_server) -> None:  # type: ignore[no-untyped-def]
+    """A client that gives up (its own timeout) ends the wait: the server, told to stop,
+    has no request left in flight (else it would wait out its graceful timeout, 60 s)."""
+    server = start_server("--a2a-send-wait", "3600", "--graceful-timeout", "60")
+    cast = Cast(server).add("alice", "alice/coder")
+    project = cast.project("gone")
+    params = {"message": message("wait for me", _id(), contextId=project)}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
+    path = f"/a2a/{cast.id('alice/coder')}"
+    host, port = server.base_url.removeprefix("http://").split(":")
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {cast.token('alice')}\r\nA2A-Version: 1.0\r\n"
+        f"Content-Length: {len(body.encode())}\r\n\r\n{body}"
+    )
+    with socket.create_connection((host, int(port))) as client:
+        client.sendall(request.encode())
+        deadline = time.monotonic() + 30
+        while not _listed(cast, project):  # its task made: the send waits now
+            assert time.monotonic() < deadline, "no task was made"
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=45) == 0
+    assert time.monotonic() - started < 30  # not the graceful timeout's 60 s

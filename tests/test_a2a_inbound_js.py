@@ -12,6 +12,7 @@ except under CI (`CI=true` or `PRICKLE_REQUIRE_NPM=1`), where that fails the run
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import shutil
@@ -45,6 +46,7 @@ def cast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cast]:
 PACKAGE = "@a2a-js/sdk@1.3.0"
 CACHE = ROOT / ".cache" / "npm-a2a"
 MODULES = CACHE / "node_modules"
+SECRET = "whsec_" + base64.b64encode(b"the js client's secret!!").decode()
 
 SCRIPT = r"""
 const {
@@ -52,7 +54,9 @@ const {
   DefaultAgentCardResolver,
 } = require('@a2a-js/sdk/client');
 const { randomUUID } = require('crypto');
-const { A2A_BASE: base, A2A_TOKEN: token, A2A_BINDING: binding, A2A_HOOK: hook } = process.env;
+const {
+  A2A_BASE: base, A2A_TOKEN: token, A2A_BINDING: binding, A2A_HOOK: hook, A2A_SECRET: secret,
+} = process.env;
 const fetchImpl = (url, init = {}) => {
   const headers = new Headers(init.headers);
   headers.set('Authorization', `Bearer ${token}`);
@@ -63,6 +67,7 @@ const say = (obj) => console.log(JSON.stringify(obj, plain));
 const text = (value) => ({ content: { $case: 'text', value } });
 const message = (value, more = {}) => (
   { messageId: randomUUID(), role: 1, parts: [text(value)], ...more });
+const now = { returnImmediately: true }; // each sendMessage: answered at once
 const kind = (event) => event.payload.$case;
 (async () => {
   const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -81,10 +86,12 @@ const kind = (event) => event.payload.$case;
     if (kind(event) === 'task') {
       [taskId, first] = [value.id, value.metadata.prickle.cursor];
       const wanted = { taskId, url: hook, token: 'from-node' };
-      say({ config: await client.createTaskPushNotificationConfig(wanted) });
+      const signed = { serviceParameters: { 'Prickle-Webhook-Secret': secret } };
+      say({ config: await client.createTaskPushNotificationConfig(wanted, signed) });
     }
-    if (kind(event) === 'statusUpdate' && value.metadata.prickle.waiting_on === 'human') {
-      say({ answered: await client.sendMessage({ message: message('base ten', { taskId }) }) });
+    if (kind(event) === 'statusUpdate' && value.metadata.prickle.waitingOn === 'human') {
+      const answer = { message: message('base ten', { taskId }), configuration: now };
+      say({ answered: await client.sendMessage(answer) });
     }
   }
   say({ done: await client.getTask({ id: taskId, historyLength: 10 }) });
@@ -92,7 +99,7 @@ const kind = (event) => event.payload.$case;
   const from = { serviceParameters: { 'Last-Event-ID': first } };
   for await (const event of client.resubscribeTask({ id: taskId }, from)) resumed.push(event);
   say({ resumed });
-  const second = await client.sendMessage({ message: message('never mind') });
+  const second = await client.sendMessage({ message: message('never mind'), configuration: now });
   say({ cancelled: await client.cancelTask({ id: second.id }) });
 })().catch((error) => {
   console.error(String(error));
@@ -140,6 +147,7 @@ async def _drive(cast: Cast, modules: Path, binding: str, hook: str) -> list[dic
             "A2A_TOKEN": cast.token("alice"),
             "A2A_BINDING": binding,
             "A2A_HOOK": hook,
+            "A2A_SECRET": SECRET,
         },
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -176,8 +184,8 @@ async def test_the_js_client_drives_a_whole_lifecycle(
     with Receiver() as receiver:
         lines = await _drive(cast, node_modules, binding, receiver.url)
         [config] = [line["config"] for line in lines if "config" in line]
-        secret = config["authentication"]["credentials"]
-        notified = [r.verified(secret)["task"] for r in receiver.wait_for(6)]
+        assert "authentication" not in config  # the secret is the one the client asked for
+        notified = [r.verified(SECRET)["task"] for r in receiver.wait_for(6)]
     assert {r.headers["x-a2a-notification-token"] for r in receiver.received} == {"from-node"}
     states = [n["metadata"]["prickle"]["state"] for n in notified]
     assert states == ["accepted", "working", "waiting", "working", "verifying", "completed"]

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a_inbound import VERSION, message, rpc
+from a2a_inbound import NOW, VERSION, message, rpc
 from forked_cli import Commands
 from live import Cast, opened
 from server import BACKEND, Server, provisioned, start
@@ -218,9 +218,8 @@ def test_prickle_token_revoke_ends_the_tokens_a2a_streams_within_2s(
 ) -> None:
     cast = Cast(servers[0]).add("alice", "alice/coder")
     made = made_tokens_of(servers[0], cast.token("alice"))
-    sent = rpc(
-        cast, "alice", "alice/coder", "SendMessage", {"message": message("rev", uuid.uuid4().hex)}
-    )
+    said = {"message": message("rev", uuid.uuid4().hex), "configuration": NOW}  # at once
+    sent = rpc(cast, "alice", "alice/coder", "SendMessage", said)
     task_id = sent.json()["result"]["task"]["id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
     opened = {**VERSION, "Authorization": f"Bearer {made['token']}"}

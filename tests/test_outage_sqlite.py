@@ -61,7 +61,8 @@ def assert_refused(response: httpx.Response) -> None:
 def a2a_send(server: Server, n: int) -> httpx.Response:
     """A2A's SendMessage to the agent (JSON-RPC): a handoff as the GraphQL one is."""
     said = {"messageId": f"outage-{n}", "role": "ROLE_USER", "parts": [{"text": f"task {n}"}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": said}}
+    params = {"message": said, "configuration": {"returnImmediately": True}}  # not its wait
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
     headers = {**server.headers(), **VERSION}
     return server.client.post(f"{server.base_url}/a2a/admin/coder", json=body, headers=headers)
 

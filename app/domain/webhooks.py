@@ -15,7 +15,7 @@ import hmac
 import json
 import os
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.domain.errors import InvalidInput
@@ -80,6 +80,15 @@ class Webhook:
     created_at: datetime
     payload: str = "task.event"  # or "a2a": an A2A push notification (app/a2a/inbound)
     push_token: str | None = None  # an A2A push config's token, sent back with each
+    # an A2A push config's Authorization header (`Bearer …`, `Basic …`), sent with each;
+    # kept out of the repr, so that no log line shows it
+    push_auth: str | None = field(default=None, repr=False)
+
+    @property
+    def push_scheme(self) -> str | None:
+        """The scheme of `push_auth` (`Bearer`, `Basic`), which may be shown; its
+        credentials never are."""
+        return None if self.push_auth is None else self.push_auth.split(" ", 1)[0]
 
 
 @dataclass(frozen=True)

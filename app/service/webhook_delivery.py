@@ -403,6 +403,8 @@ class Deliverer:
         }
         if webhook.push_token is not None:
             headers[PUSH_TOKEN_HEADER] = webhook.push_token
+        if webhook.push_auth is not None:  # an A2A push config's authentication
+            headers["authorization"] = webhook.push_auth
         async with self._slots:
             started = time.monotonic()
             try:

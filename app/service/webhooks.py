@@ -106,10 +106,11 @@ async def create_webhook(
     payload: str = "task.event",
     push_token: str | None = None,
     secret: str | None = None,
+    push_auth: str | None = None,
 ) -> NewWebhook:
     """A webhook of the caller's, sent the events committed from now on; `payload` "a2a":
-    an A2A push notification config's (with its token, `push_token`, and the signing
-    `secret` its client chose, if it did)."""
+    an A2A push notification config's (with its token, `push_token`, the signing `secret`
+    its client chose, if it did, and the `Authorization` header to send, `push_auth`)."""
     if push_token is not None and len(push_token) > MAX_PUSH_TOKEN:
         raise InvalidInput(f"token: at most {MAX_PUSH_TOKEN} characters")
     filters = inp.filters()
@@ -138,6 +139,7 @@ async def create_webhook(
             created_at=now(),
             payload=payload,
             push_token=push_token,
+            push_auth=push_auth,
         )
         await tx.webhooks.insert(made)
     _changed(store)

@@ -374,6 +374,9 @@ class WebhookRow(SQLModel, table=True):
         sa_column_kwargs={"server_default": "task.event"},
     )
     push_token: str | None = Field(default=None, max_length=1000)
+    # the Authorization header each POST carries (an A2A push config's authentication,
+    # `Bearer …` or `Basic …`); never shown again; migration 0020
+    push_auth: str | None = Field(default=None, max_length=2100)
 
 
 class WebhookDeliveryRow(SQLModel, table=True):

@@ -52,7 +52,8 @@ def a2a_send(http: httpx.Client, base: str) -> str:
         "contextId": "bench",
         "parts": [{"text": "ping"}, {"data": {"acceptance_criteria": ["pinged"]}}],
     }
-    task_id: str = _rpc(http, base, "SendMessage", {"message": said})["task"]["id"]
+    params = {"message": said, "configuration": {"returnImmediately": True}}  # not its wait
+    task_id: str = _rpc(http, base, "SendMessage", params)["task"]["id"]
     return task_id
 
 

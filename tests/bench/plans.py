@@ -18,7 +18,7 @@ import asyncpg
 from sqlalchemy import event, text
 
 from app.domain.principals import agent, person
-from app.domain.reads import EventFilters, TaskFilters
+from app.domain.reads import EventFilters, Paging, TaskFilters
 from app.service import graph, reads
 from app.service.reads import Want
 from app.storage.event_reads import event_pages
@@ -68,15 +68,15 @@ async def operations(store: Store) -> None:
         (TaskFilters(state="approval"), None),
         (TaskFilters(parent_task_id=leaf), None),
     ]:
-        await reads.task_graph_page(store, owner, filters, 50, after, EVERYTHING)
+        await reads.task_graph_page(store, owner, filters, Paging(50, after), EVERYTHING)
         await reads.count_tasks(store, owner, filters, 1001)
     for who in (owner, asked, agent("owner00/agent00")):
-        await reads.inbox_page(store, who, 50, None, EVERYTHING)
+        await reads.inbox_page(store, who, Paging(50), EVERYTHING)
         await reads.count_inbox(store, who, 1001)
     await reads.task_graph(store, owner, leaf, EVERYTHING)
     await graph.task_graph(store, owner, leaf, 4)
     for filters, cursor in [(EventFilters(task_id=leaf), None), (EventFilters(project=BIG), old)]:
-        await reads.event_page(store, owner, filters, 50, cursor)
+        await reads.event_page(store, owner, filters, Paging(50, cursor))
         await reads.count_task_events(store, owner, filters, 1001)
     async with store.read() as tx:  # a subscription resuming, and catching up live
         await event_pages(owner, 1000)(tx, old, head)

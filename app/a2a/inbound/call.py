@@ -10,6 +10,7 @@ from typing import Protocol
 
 from a2a.server.context import ServerCallContext
 from a2a.utils.errors import UnsupportedOperationError
+from starlette.types import Receive
 
 from app.domain.principals import Principal
 from app.events.hub import Hub
@@ -35,6 +36,9 @@ class Call:
     after: int | None = None  # Last-Event-ID
     cursors: deque[str] = field(default_factory=deque)
     limit: Limit | None = None  # None: no limit
+    secret_asked: str | None = None  # a push config's signing secret, asked for by header
+    secret_made: str | None = None  # one made for a push config: answered once, by header
+    disconnected: Receive | None = None  # what tells when the client went away
 
     @property
     def caller(self) -> Principal:

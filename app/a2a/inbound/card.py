@@ -27,8 +27,8 @@ def agent_card(agent_id: str, base_url: str, capabilities: list[tuple[str, str]]
         name=agent_id,
         description=(
             f"{name}, an agent of {owner} on a Prickle task server: a message hands it a task"
-            " (the owner's gate decides where it lands); the task's exact state, waiting_on,"
-            ' version and allowed verbs ride in metadata["prickle"].'
+            " (the owner's gate decides where it lands); the task's exact state, waitingOn,"
+            ' version and allowedVerbs ride in metadata["prickle"].'
         ),
         supported_interfaces=[
             _interface(base_url, TransportProtocol.JSONRPC),

@@ -33,18 +33,17 @@ from a2a.types import (
 )
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
-    InvalidParamsError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
 
-from app.a2a.inbound import listing, messages, push, tasks
+from app.a2a.inbound import listing, messages, push, tasks, waiting
 from app.a2a.inbound.call import Call, call_of
 from app.a2a.inbound.errors import shielded
 from app.a2a.inbound.streams import slot
 from app.domain.events import Said
 from app.domain.task import Task as PrickleTask
-from app.domain.webhooks import Webhook, check_secret
+from app.domain.webhooks import Webhook
 from app.events.hub import FellBehind
 from app.events.stream import Filters, events_for, task_of
 from app.service import reads, verbs
@@ -59,8 +58,19 @@ PUSH = "an A2A push notification config"
 class Handler(RequestHandler):
     @shielded
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task:
+        """The task once it has settled (A2A v1.0 section 3.2.2: ended, or waiting on input
+        or on its owner's gate), or as it stands after the wait's bound or when the client
+        goes away; `returnImmediately`: as the message left it, at once."""
         call = call_of(context)
-        return tasks.a2a_task(await _send(call, params), call.caller)
+        configuration = params.configuration
+        length = configuration.history_length if configuration.HasField("history_length") else None
+        length = tasks.history_length(length)
+        task = await _send(call, params)
+        waits = not configuration.return_immediately and not tasks.settled(task)
+        if waits and not await waiting.settled(call, task.id):  # gone: nothing read for it
+            return tasks.a2a_task(task, call.caller)
+        task, said = await _read(call, task.id, said=True)
+        return _shown(call, task, said, length)
 
     @shielded
     async def on_message_send_stream(
@@ -91,13 +101,8 @@ class Handler(RequestHandler):
         call = call_of(context)
         # unset: the whole history; 0: none (A2A's historyLength)
         length = params.history_length if params.HasField("history_length") else None
-        if length is not None and length < 0:
-            raise InvalidParamsError(message="historyLength must not be negative")
         task, said = await _read(call, params.id, said=True)
-        history = tasks.history_of(task, said)
-        history = history[len(history) - length :] if length is not None else history
-        note = next((s.note for s in reversed(said) if s.to_state == task.state), None)
-        return tasks.a2a_task(task, call.caller, history, note)
+        return _shown(call, task, said, tasks.history_length(length))
 
     @shielded
     async def on_list_tasks(
@@ -158,6 +163,14 @@ class Handler(RequestHandler):
         raise ExtendedAgentCardNotConfiguredError(message="the agent card is the whole card")
 
 
+def _shown(call: Call, task: PrickleTask, said: list[Said], length: int | None) -> Task:
+    """The task with the last `length` messages of its history (None: all of them) and the
+    note of the move that brought it to its state."""
+    history = tasks.last(tasks.history_of(task, said), length)
+    note = next((s.note for s in reversed(said) if s.to_state == task.state), None)
+    return tasks.a2a_task(task, call.caller, history, note)
+
+
 async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:
     """A message naming a task answers it; any other hands a new task to the agent. With a
     push notification config in its configuration, that config is set on the task too."""
@@ -165,7 +178,7 @@ async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:
     message = params.message
     inline = params.configuration.HasField("task_push_notification_config")
     if inline:  # refused before anything is done, as create_webhook would refuse it
-        await _check_push(params.configuration.task_push_notification_config)
+        await _check_push(call, params.configuration.task_push_notification_config)
     if message.task_id:
         await _task(call, message.task_id)
         answer = messages.text_of(message)
@@ -183,24 +196,27 @@ async def _send(call: Call, params: SendMessageRequest) -> PrickleTask:
 async def _push_to(
     call: Call, task_id: str, wanted: TaskPushNotificationConfig
 ) -> TaskPushNotificationConfig:
-    """A push notification config of the caller's on the task: a webhook, signed with the
-    secret the client gave (`authentication.credentials`, `whsec_…`) or one made now."""
-    given = wanted.authentication.credentials if wanted.HasField("authentication") else ""
+    """A push notification config of the caller's on the task: a webhook sending the
+    config's `authentication` as `Authorization`, signed with the secret the client asked
+    for (push.py) or one made now (answered once, in a header: `Call.secret_made`)."""
+    asked = push.asked(wanted, call.secret_asked)
     made = await create_webhook(
         call.store,
         call.caller,
         WebhookInput(url=wanted.url, task_id=task_id, description=PUSH),
         payload=push.PAYLOAD,
         push_token=wanted.token or None,
-        secret=given or None,
+        secret=asked.secret,
+        push_auth=asked.authorization,
     )
-    return push.config(made.webhook, made.secret)
+    if asked.secret is None:
+        call.secret_made = made.secret
+    return push.config(made.webhook)
 
 
-async def _check_push(wanted: TaskPushNotificationConfig) -> None:
+async def _check_push(call: Call, wanted: TaskPushNotificationConfig) -> None:
+    push.asked(wanted, call.secret_asked)
     await check_url(wanted.url, private_allowed())
-    if wanted.HasField("authentication") and wanted.authentication.credentials:
-        check_secret(wanted.authentication.credentials)
 
 
 async def _pushed_to(call: Call, task_id: str, url: str) -> bool:

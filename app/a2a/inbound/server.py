@@ -14,8 +14,11 @@ after (no gap, no duplicate).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from email.utils import format_datetime
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -34,7 +37,9 @@ from starlette.types import Receive, Scope, Send
 from app.a2a.inbound.call import Call
 from app.a2a.inbound.card import agent_card
 from app.a2a.inbound.handler import Handler
+from app.a2a.inbound.push import SECRET_HEADER
 from app.bodies import MAX_BODY_BYTES, bounded, gone
+from app.domain.clock import parse_rfc3339
 from app.domain.errors import InvalidInput, ProtocolError, Unauthenticated
 from app.domain.principals import AGENT_ID
 from app.service import reads
@@ -44,6 +49,9 @@ from app.service.erasure import principal_info
 
 BASE = "/{owner}/{agent}"
 CARD = f"{BASE}/.well-known/agent-card.json"
+
+A2A_JSON = "application/a2a+json"
+CARD_MAX_AGE = 300  # seconds a client may keep the card before it asks again (ETag)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -64,11 +72,13 @@ def router() -> Router:
         *create_rest_routes(handler, builder, enable_v0_3_compat=True, path_prefix=BASE),
     ]
     routes: list[BaseRoute] = [Route(CARD, card, methods=["GET"])]
-    routes += [
-        Route(r.path, guarded(r.endpoint), methods=sorted(r.methods or ()))
-        for r in served
-        if isinstance(r, Route)  # not the SDK's `/{tenant}` mount: no tenants here
-    ]
+    for r in served:
+        if not isinstance(r, Route):  # not the SDK's `/{tenant}` mount: no tenants here
+            continue
+        methods = sorted(r.methods or ())
+        routes.append(Route(r.path, guarded(r.endpoint), methods=methods))
+        if r.path == BASE:  # JSON-RPC at `{base}/` too, answered, not redirected
+            routes.append(Route(f"{BASE}/", guarded(r.endpoint), methods=methods))
     return Router(routes)
 
 
@@ -92,8 +102,16 @@ def guarded(endpoint: Endpoint) -> Endpoint:
             call.after = _last_event_id(request)
         except InvalidInput as error:
             return _refusal(400, -32602, str(error))
+        call.secret_asked = request.headers.get(SECRET_HEADER)
+        call.disconnected = body
         request.state.prickle_call = call
         response = await endpoint(request)
+        if call.secret_made is not None:  # a push config's signing secret, shown once
+            response.headers[SECRET_HEADER] = call.secret_made
+        if response.headers.get("content-type", "").startswith(A2A_JSON):
+            # HTTP+JSON's answers are application/json (A2A v1.0 section 11.1); the SDK
+            # labels them application/a2a+json, as the spec's examples do
+            response.headers["content-type"] = "application/json"
         if isinstance(response, EventSourceResponse):
             response.body_iterator = numbered(response.body_iterator, call.cursors)
         return response
@@ -107,7 +125,8 @@ async def card(request: Request) -> Response:
     caller with a token (without one, an agent that is not public is 401, known or not)."""
     store = request.app.state.store
     agent = f"{request.path_params['owner']}/{request.path_params['agent']}"
-    if not await agent_card_public(store, agent):
+    public = await agent_card_public(store, agent)
+    if not public:
         try:
             await authenticate(store, request.headers.get("authorization"))
         except Unauthenticated as error:
@@ -117,7 +136,27 @@ async def card(request: Request) -> Response:
     info = await principal_info(store, agent)
     base = str(request.url).removesuffix("/.well-known/agent-card.json")
     shown = agent_card(agent, base, info.capabilities if info else [])
-    return JSONResponse(agent_card_to_dict(shown))
+    body = json.dumps(agent_card_to_dict(shown), separators=(",", ":")).encode()
+    tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    headers = {
+        "cache-control": f"{'public' if public else 'private'}, max-age={CARD_MAX_AGE}",
+        "etag": tag,
+        "vary": "Authorization",
+    }
+    if info is not None:
+        headers["last-modified"] = format_datetime(parse_rfc3339(info.created_at), usegmt=True)
+    wanted = _tags(request.headers.get("if-none-match"))
+    if tag in wanted or "*" in wanted:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _tags(header: str | None) -> set[str]:
+    """The entity tags of an If-None-Match header (`*` matches any; a weak `W/` one matches
+    its strong twin, as RFC 9110's weak comparison for GET says)."""
+    if header is None:
+        return set()
+    return {t.strip().removeprefix("W/") for t in header.split(",")}
 
 
 async def numbered(events: AsyncIterable[Any], cursors: deque[str]) -> AsyncIterator[Any]:

@@ -4,6 +4,7 @@ message, the result as an artifact, and the exact Prickle state in `metadata["pr
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from a2a.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf import json_format, struct_pb2
 
 from app.domain import moves
@@ -47,6 +49,18 @@ WAITING: dict[str, TaskState] = {
     "agent": TaskState.TASK_STATE_INPUT_REQUIRED,
 }
 TERMINAL = frozenset({"completed", "rejected", "cancelled"})
+# where a blocking SendMessage stops waiting (A2A v1.0 section 3.2.2): a final state, or
+# one interrupted, on the client's input or on an authorization (the owner's gate, a stop)
+SETTLED = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_AUTH_REQUIRED,
+    }
+)
 
 
 def prickle_states(wanted: TaskState) -> tuple[tuple[str, str | None], ...]:
@@ -56,6 +70,11 @@ def prickle_states(wanted: TaskState) -> tuple[tuple[str, str | None], ...]:
     plain = [(state, None) for state, shown in STATES.items() if shown == wanted]
     waiting = [("waiting", on) for on, shown in WAITING.items() if shown == wanted]
     return (*plain, *waiting)
+
+
+def settled(task: PrickleTask) -> bool:
+    """Whether a blocking SendMessage answers with the task as it is (SETTLED)."""
+    return a2a_state(task.state, task.waiting_on) in SETTLED
 
 
 def a2a_state(state: str, waiting_on: str | None) -> TaskState:
@@ -99,14 +118,34 @@ def status_text(task: PrickleTask, note: str | None = None) -> str | None:
     return None
 
 
+def history_length(length: int | None) -> int | None:
+    """A request's `historyLength`: unset (None) is the whole history, 0 none; below 0 is
+    invalid params."""
+    if length is not None and length < 0:
+        raise InvalidParamsError(message=f"historyLength must not be negative, not {length}")
+    return length
+
+
+def last(history: Sequence[Message], length: int | None) -> list[Message]:
+    """The last `length` messages of the history (all of them when it has fewer; None:
+    all)."""
+    if length is None:
+        return list(history)
+    return list(history[max(0, len(history) - length) :])
+
+
 def prickle_metadata(task: PrickleTask, viewer: Principal, cursor: str | None = None) -> JSON:
+    verbs = moves.allowed_verbs(task, viewer)
     meta: JSON = {
         "state": task.state,
-        "waiting_on": task.waiting_on,
+        "waitingOn": task.waiting_on,
         "version": task.version,
-        "allowed_verbs": moves.allowed_verbs(task, viewer),
+        "allowedVerbs": verbs,
         "project": task.project,
         "assignee": task.assignee,
+        # deprecated: the snake_case names of the first release, kept beside for one more
+        "waiting_on": task.waiting_on,
+        "allowed_verbs": verbs,
     }
     if cursor is not None:
         meta["cursor"] = cursor
@@ -126,11 +165,24 @@ def status(task: PrickleTask, note: str | None = None) -> TaskStatus:
 
 def artifacts(result: JSON | None) -> list[Artifact]:
     """The result as an artifact: its summary as a text part, its evidence and its report
-    as data parts."""
+    as data parts, and each evidence item with a `url` as a URL file part (its summary the
+    part's `filename`, its `mediaType` the one its URL's extension names, if any, the item's
+    index in the evidence in the part's metadata)."""
     if not result:
         return []
+    evidence = result.get("evidence") or []
     parts = [Part(text=result.get("summary", ""))]
-    parts.append(Part(data=value({"evidence": result.get("evidence") or []})))
+    parts.append(Part(data=value({"evidence": evidence})))
+    parts += [
+        Part(
+            url=item["url"],
+            filename=str(item.get("summary") or "")[:500],
+            media_type=mimetypes.guess_type(item["url"], strict=False)[0] or "",
+            metadata=struct({"prickle": {"evidence": index, "kind": item.get("kind")}}),
+        )
+        for index, item in enumerate(evidence)
+        if isinstance(item, dict) and isinstance(item.get("url"), str) and item["url"]
+    ]
     if result.get("evidence_report") is not None:
         parts.append(Part(data=value({"evidence_report": result["evidence_report"]})))
     meta = {k: result.get(k) for k in ("revision", "status", "artifacts") if result.get(k)}

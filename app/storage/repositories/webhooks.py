@@ -65,6 +65,7 @@ def webhook_from_row(row: Any) -> Webhook:
         created_at=parse_rfc3339(m["created_at"]),
         payload=m["payload"],
         push_token=m["push_token"],
+        push_auth=m["push_auth"],
     )
 
 
@@ -113,6 +114,7 @@ class Webhooks(Repository):
             "created_at": rfc3339(webhook.created_at),
             "payload": webhook.payload,
             "push_token": webhook.push_token,
+            "push_auth": webhook.push_auth,
         }
         await self.tx.conn.execute(insert(webhooks).values(**values))
 
