@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.api.types import TASK_CONVERTERS, TASK_FIELDS
-from app.api.types import Task as GraphQLTask
+from app.api.task_types import TASK_CONVERTERS, TASK_FIELDS
+from app.api.task_types import Task as GraphQLTask
 from app.domain.task import PROTOCOL_FIELDS, Gate, Task
 from app.storage import mapping
 from app.storage.tables import TaskRow

@@ -1,5 +1,5 @@
 """`task_graph`: a task's ancestors, descendants and dependencies both ways, with their edges,
-read in one SQL statement however large the graph (app/storage/graph.py)."""
+read in one SQL statement however large the graph (the store's recursive walk)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from enum import StrEnum
 
 import strawberry
 
-from app.api.types import Task
+from app.api.task_types import Task
 from app.domain import graph as domain
 from app.domain import shapes
 from app.domain.errors import InvalidInput

@@ -1,6 +1,6 @@
 """What a query's selection reads of the tasks it returns, worked out from the document
 before anything is read, so that the list resolvers read it all ahead in a few batch
-statements and the nested fields answer from memory (`app.service.reads.Want`).
+statements and the nested fields answer from memory (the service's `Want`).
 
 It reads the selection as Strawberry gives it to a resolver (`info.selected_fields`, its
 public API). Reading ahead never changes an answer: a field that was not read ahead (a
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from strawberry.types.nodes import SelectedField, Selection
 
-from app.api.types import TASK_FIELDS
+from app.api.task_types import TASK_FIELDS
 from app.service.reads import Want
 
 RELATIONS = ("parent", "children", "dependencies")

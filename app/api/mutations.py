@@ -1,9 +1,10 @@
-"""Mutations: the creating verbs, the task verbs (built from their declarations:
-app/api/verbs.py) and the owners' own (rules, members, tokens, schedules, erasure,
-webhooks), in that order. Each calls its service function with the caller and its input
-(the service's own input types: app.api.inputs), and returns the result.
+"""Mutations: the creating verbs, the task verbs (built from their declarations) and the
+owners' own (rules, members, tokens, schedules, erasure, webhooks), in that order. Each
+calls its service function with the caller and its input (the service's own input types,
+as GraphQL inputs), and returns the result.
 
-Refusals are the service's ProtocolErrors; app.api.errors turns them into GraphQL errors.
+Refusals are the service's ProtocolErrors; the API's error mapping turns them into GraphQL
+errors.
 """
 
 from __future__ import annotations
@@ -22,17 +23,11 @@ from app.api.inputs import (
     ResultRuleInput,
     ScheduleInput,
 )
+from app.api.principal_types import AgentRegistration, Erasure, NewToken, TokenInfo
 from app.api.remote_agents import RemoteAgent
-from app.api.types import (
-    AgentRegistration,
-    Erasure,
-    GateRule,
-    NewToken,
-    ResultRule,
-    Schedule,
-    Task,
-    TokenInfo,
-)
+from app.api.rule_types import GateRule, ResultRule
+from app.api.schedule_types import Schedule
+from app.api.task_types import Task
 from app.api.webhooks import NewWebhook, Webhook, WebhookInput
 from app.service import admin, creation, credentials, erasure, remote_agents, schedules, webhooks
 

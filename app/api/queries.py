@@ -9,19 +9,12 @@ import strawberry
 
 from app.api import graph, lookahead
 from app.api.enums import TaskState, plain
+from app.api.node import Node
+from app.api.principal_types import Principal, PrincipalInfo, TokenInfo
 from app.api.remote_agents import RemoteAgent
-from app.api.types import (
-    AllowedMove,
-    Node,
-    Principal,
-    PrincipalInfo,
-    Schedule,
-    Task,
-    TaskConnection,
-    TaskEventConnection,
-    TaskStateInfo,
-    TokenInfo,
-)
+from app.api.schedule_types import Schedule
+from app.api.table_types import AllowedMove, TaskStateInfo
+from app.api.task_types import Task, TaskConnection, TaskEventConnection
 from app.api.webhooks import Webhook, WebhookDelivery
 from app.domain import shapes
 from app.domain.errors import InvalidInput

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from app.api.types import Node
+from app.api.node import Node
 from app.domain.remote_agents import RemoteAgent as DomainRemoteAgent
 from app.service.nodes import REMOTE_AGENT
 

@@ -11,7 +11,7 @@ from app.api import sse
 from app.api.fast.batches import batch_sender
 from app.api.fast.delivery import direct_sender
 from app.api.queries import task_id as checked_task_id
-from app.api.types import TaskEvent
+from app.api.task_types import TaskEvent
 from app.domain.errors import InvalidInput
 from app.events.stream import Filters, Rows, batches_for, events_for
 from app.service.holders import until_revoked

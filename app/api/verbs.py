@@ -1,4 +1,4 @@
-"""The task verbs' mutations, built from their declarations (app/service/verbs.py).
+"""The task verbs' mutations, built from their declarations in the service.
 
 Each declared verb is one field: `task_id`, the fields of its arguments' type in their
 order (each with its GraphQL type: `GRAPHQL_TYPES` below for those whose Python type is
@@ -17,7 +17,7 @@ import strawberry
 
 from app.api import enums
 from app.api import inputs as graphql_inputs
-from app.api.types import Task
+from app.api.task_types import Task
 from app.service import arguments, inputs
 from app.service.unit import Verb
 from app.service.verbs import registry

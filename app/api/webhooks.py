@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import strawberry
 
-from app.api.types import Node
+from app.api.node import Node
 from app.domain.clock import rfc3339
 from app.domain.webhooks import Delivery
 from app.domain.webhooks import Webhook as DomainWebhook

@@ -572,7 +572,7 @@ def execution_us(events: int = 2000) -> float:
 
     from app.api.fast.sharing import SharingExecutor
     from app.api.schema import schema
-    from app.api.types import TaskEvent
+    from app.api.task_types import TaskEvent
     from app.domain.events import Event
 
     executor = SharingExecutor.build(

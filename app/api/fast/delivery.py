@@ -4,8 +4,8 @@ An event a subscription yields passes through five async generators (the resolve
 graphql-core's mapping, Strawberry's stream, its extensions, the protocol handler) before
 it is written, and with 1,000 subscribers that plumbing cost more than the writes
 (docs/performance.md). On graphql-transport-ws the resolver sends each event itself:
-it takes the subscription's result for the event (shared, see app/api/fast/sharing.py) and
-sends it with Strawberry's own `Operation.send_next` (through app/compat/strawberry.py), so
+it takes the subscription's result for the event (shared by the `SharingExecutor`) and
+sends it with Strawberry's own `Operation.send_next` (through the Strawberry compat shim), so
 the message is the one Strawberry would send. A result with errors, and every subscription
 on the legacy graphql-ws protocol, still goes through Strawberry, which shapes the errors.
 """
@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from app.api.fast.sharing import event_result, subscribing
-from app.api.types import TaskEvent
+from app.api.task_types import TaskEvent
 from app.api.ws import TransportWSHandler
 from app.compat import strawberry as strawberry_compat
 
@@ -50,7 +50,7 @@ def direct_sender() -> Send | None:
 
 
 class DeliveringHandler(TransportWSHandler):
-    """graphql-transport-ws (app/api/ws.py) whose operations' events are sent by
+    """graphql-transport-ws (`TransportWSHandler`) whose operations' events are sent by
     `direct_sender`: each operation's task knows its operation (`running`)."""
 
     async def run_operation(self, operation: Any) -> None:

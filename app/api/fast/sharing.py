@@ -23,7 +23,7 @@ from typing import Any
 
 from graphql import OperationType
 
-from app.api.types import TaskEvent
+from app.api.task_types import TaskEvent
 from app.compat.strawberry import CoreExecutor
 
 SHARED_RESULTS = 1024  # events times (document, variables, viewer) kept; evicted oldest first

@@ -1,4 +1,4 @@
-"""The GraphQL Task, its events and connections, and the other object types.
+"""The GraphQL Task, its events, checkpoints and open question, and their connections.
 
 A type is built from a domain object (`from_domain()`); the domain object stays private
 to the type and backs its computed fields.
@@ -6,29 +6,18 @@ to the type and backs its computed fields.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from functools import partial
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
-from app.api.enums import (
-    CapabilityKind,
-    CatchUp,
-    DeliverableType,
-    EventKind,
-    GateEffect,
-    ResultPolicy,
-    TaskState,
-    WaitingOn,
-    WaitOn,
-)
+from app.api.connections import Connection, Count, Counter, Edge, PageInfo
+from app.api.enums import EventKind, TaskState, WaitingOn, WaitOn
+from app.api.node import Node
 from app.api.shapes import (
     ActorRef,
-    Capability,
     Checkpoint,
     CheckpointBy,
     Packet,
@@ -38,25 +27,15 @@ from app.api.shapes import (
     flat,
 )
 from app.domain import moves
-from app.domain.clock import rfc3339
 from app.domain.events import Event
-from app.domain.gate import GateRule as DomainGateRule
-from app.domain.policy import ResultRule as DomainResultRule
-from app.domain.principals import Principal as DomainPrincipal
 from app.domain.questions import OpenQuestion as DomainOpenQuestion
 from app.domain.questions import open_question
 from app.domain.reads import Page, Paging
 from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
-from app.domain.schedules import Schedule as DomainSchedule
-from app.domain.table import Move, table
 from app.domain.task import PROTOCOL_FIELDS
 from app.domain.task import Task as DomainTask
-from app.domain.tokens import TokenInfo as DomainTokenInfo
 from app.events.stream import task_of
-from app.service.erasure import Erasure as DomainErasure
-from app.service.erasure import PrincipalInfo as DomainPrincipalInfo
 from app.service.reads import Found
-from app.tuning import COUNT_CAP
 
 Convert = Callable[[Any], Any]
 
@@ -89,19 +68,11 @@ def _later(pending: Awaitable[T]) -> T:
     return cast(T, pending)
 
 
-@strawberry.interface(
-    description="An object refetched by its id alone (`node`, `nodes`): each id is unique "
-    "among all nodes (docs/frontends.md, Relay)."
-)
-class Node:
-    id: strawberry.ID
-
-
 @strawberry.type(description="A task: the protocol's task object, typed, and what surrounds it.")
 class Task(Node):
     """Built from a domain task, whole or with only the columns a query reads; the fields
     with a converter are converted when asked for. `found` holds what was read ahead for
-    the task's level of the query (app/api/lookahead.py); without it, the loaders answer."""
+    the task's level of the query (by the query's lookahead); without it, the loaders answer."""
 
     id: strawberry.ID
     project: str
@@ -316,116 +287,6 @@ class SavedCheckpoint:
         )
 
 
-@strawberry.type(
-    description="Where a page lies among all the items: Relay's names (`hasNextPage`, "
-    "`hasPreviousPage`, `startCursor`, `endCursor`); the snake_case ones are deprecated."
-)
-class PageInfo:
-    next_page: bool = strawberry.field(
-        name="hasNextPage",
-        description="Paging forward (`first`): whether more items follow this page. Paging "
-        "backward (`last`): whether `before` was given (the items from it on follow).",
-    )
-    previous_page: bool = strawberry.field(
-        name="hasPreviousPage",
-        description="Paging backward (`last`): whether more items come before this page. "
-        "Paging forward (`first`): whether `after` was given (the items up to it come before).",
-    )
-    start: str | None = strawberry.field(
-        name="startCursor", description="The cursor of the page's first edge."
-    )
-    end: str | None = strawberry.field(
-        name="endCursor", description="The cursor of the page's last edge."
-    )
-
-    @strawberry.field(deprecation_reason="Use pageInfo { hasNextPage } (Relay's name).")
-    def has_next_page(self) -> bool:
-        return self.next_page
-
-    @strawberry.field(deprecation_reason="Use pageInfo { endCursor } (Relay's name).")
-    def end_cursor(self) -> str | None:
-        return self.end
-
-    @classmethod
-    def of(cls, cursors: list[str], more: bool, paging: Paging[Any]) -> PageInfo:
-        """The page info of a page whose edges have these cursors; `more`: whether more
-        items lie beyond the page in the direction it was read."""
-        return cls(
-            next_page=(paging.before is not None) if paging.backward else more,
-            previous_page=more if paging.backward else (paging.after is not None),
-            start=cursors[0] if cursors else None,
-            end=cursors[-1] if cursors else None,
-        )
-
-
-N = TypeVar("N")
-
-
-@strawberry.type(description="An item of a page, with the cursor to page on from it.")
-class Edge(Generic[N]):
-    cursor: str
-    node: N
-
-
-Count = Callable[[int], Awaitable[int]]  # what matches, counted up to the limit given
-
-CAPPED = (
-    "Whether more match than `total_count_cap`: `total_count` stopped counting there "
-    "(then it is the cap)."
-)
-CAP = "The most `total_count` counts (PRICKLE_COUNT_CAP): counting stops there, so it is cheap."
-
-
-class Counter:
-    """A connection's count, made once however many of its fields ask: at most the cap and
-    one more, so that a count costs the same however many tasks match."""
-
-    def __init__(self, count: Count) -> None:
-        self.cap = COUNT_CAP.value()
-        self._count = count
-        self._made: asyncio.Task[int] | None = None
-
-    async def counted(self) -> int:
-        if self._made is None:
-            self._made = asyncio.ensure_future(self._count(self.cap + 1))
-        return await asyncio.shield(self._made)
-
-    async def total(self) -> int:
-        return min(await self.counted(), self.cap)
-
-    async def capped(self) -> bool:
-        return await self.counted() > self.cap
-
-
-@strawberry.type
-class Connection(Generic[N]):
-    """A page of items in Relay's shape (`edges { cursor node }`, `pageInfo`), with the
-    count of all of them."""
-
-    edges: list[Edge[N]]
-    info: PageInfo = strawberry.field(name="pageInfo")
-    counter: strawberry.Private[Counter]
-
-    @strawberry.field(deprecation_reason="Use pageInfo (Relay's name).")
-    def page_info(self) -> PageInfo:
-        return self.info
-
-    @strawberry.field(
-        description="Every visible item matching the filters, on all pages, up to "
-        "`total_count_cap`."
-    )
-    async def total_count(self) -> int:
-        return await self.counter.total()
-
-    @strawberry.field(description=CAPPED)
-    async def total_count_capped(self) -> bool:
-        return await self.counter.capped()
-
-    @strawberry.field(description=CAP)
-    def total_count_cap(self) -> int:
-        return self.counter.cap
-
-
 @strawberry.type(description="A page of tasks, by id (creation order).")
 class TaskConnection(Connection[Task]):
     @classmethod
@@ -444,229 +305,3 @@ class TaskEventConnection(Connection[TaskEvent]):
         edges = [Edge(cursor=e.cursor, node=TaskEvent.from_domain(e)) for e in page.items]
         info = PageInfo.of([e.cursor for e in edges], page.has_next, paging)
         return cls(edges=edges, info=info, counter=Counter(count))
-
-
-@strawberry.type(description="Who is calling: a person (an owner) or an agent.")
-class Principal:
-    kind: str
-    id: str
-    owner: str = strawberry.field(description="The handle the principal answers to.")
-
-    @classmethod
-    def from_domain(cls, principal: DomainPrincipal) -> Principal:
-        return cls(kind=principal.kind, id=principal.id, owner=principal.owner)
-
-
-@strawberry.type(description="A state of the transition table.")
-class TaskStateInfo:
-    name: TaskState
-    description: str
-    terminal: bool
-    moves_to: list[TaskState]
-    reached_from: list[TaskState]
-
-    @classmethod
-    def from_domain(cls, name: str) -> TaskStateInfo:
-        t = table()
-        state = t.states[name]
-        return cls(
-            name=name,
-            description=state.description,
-            terminal=state.terminal,
-            moves_to=list(dict.fromkeys(m.to_state for m in t.moves_from(name))),
-            reached_from=list(dict.fromkeys(m.from_state for m in t.moves_to(name))),
-        )
-
-
-@strawberry.type(description="A move the transition table allows.")
-class AllowedMove:
-    from_: TaskState = strawberry.field(name="from")
-    to: TaskState
-    verbs: list[str]
-    actor: str
-    note: str
-
-    @classmethod
-    def from_domain(cls, move: Move) -> AllowedMove:
-        return cls(
-            from_=move.from_state,
-            to=move.to_state,
-            verbs=list(move.verbs),
-            actor=move.actor,
-            note=move.note,
-        )
-
-
-@strawberry.type
-class AgentRegistration:
-    agent_id: str
-    token: str = strawberry.field(description="Shown once; the server keeps only its hash.")
-
-
-@strawberry.type(description="A rule of its owner's permission gate.")
-class GateRule:
-    id: strawberry.ID
-    owner: str
-    effect: GateEffect
-    priority: int
-    project: str | None
-    requester_owner: str | None
-    requester_agent: str | None
-    deliverable_type: DeliverableType | None
-    capability_kind: CapabilityKind | None
-    created_at: str
-
-    @classmethod
-    def from_domain(cls, rule: DomainGateRule) -> GateRule:
-        return cls(**rule.__dict__)
-
-
-@strawberry.type(description="A rule of its owner's result policy.")
-class ResultRule:
-    id: strawberry.ID
-    owner: str
-    policy: ResultPolicy
-    project: str | None
-    assignee: str | None
-    deliverable_type: DeliverableType | None
-    created_at: str
-
-    @classmethod
-    def from_domain(cls, rule: DomainResultRule) -> ResultRule:
-        return cls(**rule.__dict__)
-
-
-@strawberry.type(description="A bearer token as its holder and owner see it; never the secret.")
-class TokenInfo:
-    id: strawberry.ID
-    principal: str = strawberry.field(description="The handle or agent id the token names.")
-    label: str | None
-    created_at: str
-    last_used_at: str | None = strawberry.field(description="To the minute.")
-    expires_at: str | None
-    revoked_at: str | None
-
-    @classmethod
-    def from_domain(cls, info: DomainTokenInfo) -> TokenInfo:
-        return cls(
-            id=strawberry.ID(info.id),
-            principal=info.principal,
-            label=info.label,
-            created_at=info.created_at,
-            last_used_at=info.last_used_at,
-            expires_at=info.expires_at,
-            revoked_at=info.revoked_at,
-        )
-
-
-@strawberry.type(description="A token just made: its facts, and its secret, shown only here.")
-class NewToken:
-    token_info: TokenInfo
-    token: str = strawberry.field(description="Shown once; the server keeps only its hash.")
-
-
-def _moment(value: datetime | None) -> str | None:
-    return None if value is None else rfc3339(value)
-
-
-@strawberry.type(description="An owner schedule: a task handed off at each due time.")
-class Schedule(Node):
-    id: strawberry.ID
-    project: str
-    owner: str
-    version: int = strawberry.field(description="1 at creation, +1 on every update_schedule.")
-    assignee: str | None
-    capability: Capability | None
-    packet: Packet
-    display_title: str | None
-    turn_budget: int | None
-    cron: str | None
-    every_seconds: int | None
-    timezone: str
-    starts_at: str | None
-    ends_at: str | None
-    catch_up: CatchUp
-    paused: bool
-    next_run_at: str | None = strawberry.field(
-        description="The next due time; null while paused or when none is left."
-    )
-    last_run_at: str | None = strawberry.field(description="The due time of the latest run.")
-    last_task_id: strawberry.ID | None
-    runs: int
-    last_error: str | None = strawberry.field(
-        description="Why the latest run handed nothing off, or its task was rejected."
-    )
-    created_at: str
-
-    @classmethod
-    def from_domain(cls, schedule: DomainSchedule) -> Schedule:
-        return cls(
-            id=strawberry.ID(schedule.id),
-            project=schedule.project,
-            owner=schedule.owner,
-            version=schedule.version,
-            assignee=schedule.assignee,
-            capability=flat(Capability, schedule.capability) if schedule.capability else None,
-            packet=flat(Packet, schedule.packet),
-            display_title=schedule.display_title,
-            turn_budget=schedule.turn_budget,
-            cron=schedule.cron,
-            every_seconds=schedule.every_seconds,
-            timezone=schedule.timezone,
-            starts_at=_moment(schedule.starts_at),
-            ends_at=_moment(schedule.ends_at),
-            catch_up=schedule.catch_up,
-            paused=schedule.paused,
-            next_run_at=_moment(schedule.next_run_at),
-            last_run_at=_moment(schedule.last_run_at),
-            last_task_id=None
-            if schedule.last_task_id is None
-            else strawberry.ID(schedule.last_task_id),
-            runs=schedule.runs,
-            last_error=schedule.last_error,
-            created_at=rfc3339(schedule.created_at),
-        )
-
-
-@strawberry.type(description="What an erasure did.")
-class Erasure:
-    principal: str = strawberry.field(
-        description="The handle or agent id erased (a person's agents were erased with it)."
-    )
-    erased_at: str
-    tokens_revoked: int = strawberry.field(description="Live tokens revoked, agents' included.")
-    tasks_marked: int = strawberry.field(
-        description="Tasks whose requested_by or result now reads `erased: true`."
-    )
-
-    @classmethod
-    def from_domain(cls, done: DomainErasure) -> Erasure:
-        return cls(
-            principal=done.principal,
-            erased_at=done.erased_at,
-            tokens_revoked=done.tokens_revoked,
-            tasks_marked=done.tasks_marked,
-        )
-
-
-@strawberry.type(description="A person or agent as anyone authenticated sees it.")
-class PrincipalInfo(Node):
-    kind: str = strawberry.field(description="person | agent")
-    id: strawberry.ID = strawberry.field(description="The handle or agent id.")
-    owner: str = strawberry.field(description="The handle the principal answers to.")
-    capabilities: list[Capability] = strawberry.field(
-        description="What the agent offers (none for a person or an erased agent)."
-    )
-    erased: bool
-    created_at: str
-
-    @classmethod
-    def from_domain(cls, info: DomainPrincipalInfo) -> PrincipalInfo:
-        return cls(
-            kind=info.kind,
-            id=strawberry.ID(info.id),
-            owner=info.owner,
-            capabilities=[Capability(kind=k, name=n) for k, n in info.capabilities],
-            erased=info.erased,
-            created_at=info.created_at,
-        )
