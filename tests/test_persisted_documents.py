@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -14,7 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import graphql
 import pytest
+from graphql.validation import NoDeprecatedCustomRule
 from server import ROOT, Server, module_database, prickle, start
 from test_api_frontends import code_of, run, sha256
 
@@ -39,6 +42,42 @@ def test_the_servers_manifest_is_fresh() -> None:
     names = " ".join(manifest.values())
     for operation in ("BoardPage", "BoardEvents", "GraphView", "Handoff", "OnTaskEvents"):
         assert operation in names, operation
+
+
+def own_documents() -> dict[str, list[str]]:
+    """Every document the project sends, by where it comes from: scripts/documents.py's."""
+    spec = importlib.util.spec_from_file_location("documents", ROOT / "scripts" / "documents.py")
+    assert spec is not None and spec.loader is not None
+    documents = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(documents)
+    return {
+        "graphql/": documents.graphql_documents(),
+        "the Python client": documents.client_documents(),
+        "the board": documents.board_documents(),
+    }
+
+
+def test_the_projects_own_documents_select_no_deprecated_field() -> None:
+    # the project's frontends read the API as a third-party one does: what is deprecated is
+    # kept for others, one release
+    schema = graphql.build_schema((ROOT / "schema.graphql").read_text())
+    rules = [*graphql.specified_rules, NoDeprecatedCustomRule]
+    found = own_documents()
+    for origin, documents in found.items():
+        assert documents, origin
+        for document in documents:
+            errors = graphql.validate(schema, graphql.parse(document), rules)
+            assert not errors, f"{origin}: {[e.message for e in errors]}\n{document}"
+
+
+def test_a_deprecated_field_is_found_in_a_document() -> None:
+    schema = graphql.build_schema((ROOT / "schema.graphql").read_text())
+    document = graphql.parse("{ tasks(first: 1) { page_info { end_cursor } } }")
+    errors = graphql.validate(schema, document, [NoDeprecatedCustomRule])
+    assert [e.message for e in errors] == [
+        "The field TaskConnection.page_info is deprecated. Use pageInfo (Relay's name).",
+        "The field PageInfo.end_cursor is deprecated. Use pageInfo { endCursor } (Relay's name).",
+    ]
 
 
 def test_a_manifest_that_cannot_be_used_is_refused(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@
   const ASKED = "kind verb from_state to_state waiting_on actor at note version";
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
-      total_count page_info { has_next_page end_cursor } edges { node { ${CARD} } } } }`;
+      total_count pageInfo { hasNextPage endCursor } edges { node { ${CARD} } } } }`;
   const Q_PROBE = `query BoardProbe { tasks(first: 1) { edges { node { id project } } } }`;
   const Q_PROJECTS = `query BoardProjects { tasks(first: 200) { edges { node { project } } } }`;
   const Q_STATES = `query BoardStates { task_states { name description terminal } }`;
@@ -42,14 +42,14 @@
   const TIMELINE_PAGE = 20;
   const Q_TIMELINE = `query BoardTimeline($task_id: ID!, $after: String, $first: Int!) {
     task_events(task_id: $task_id, after: $after, first: $first) {
-      total_count page_info { has_next_page end_cursor }
+      total_count pageInfo { hasNextPage endCursor }
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
   // The inbox: what waits on the viewer, in every project, read from the server a page at a
   // time; a move of a task in it, or of a task now waiting, makes the board read it again.
   const INBOX_PAGE = 200;
   const INBOX_CAP = 1000; // the inbox is read whole (to group and sort it) up to this many
   const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
-    inbox(first: $first, after: $after) { total_count page_info { has_next_page end_cursor }
+    inbox(first: $first, after: $after) { total_count pageInfo { hasNextPage endCursor }
       edges { node { ${CARD} events { ${ASKED} } } } } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
     task_events(after: $after) { cursor task_id to_state verb actor version } }`;
@@ -846,9 +846,9 @@
         const conn = data.task_events;
         items.append(...conn.edges.map((e) => timelineItem(e.node)));
         loaded += conn.edges.length;
-        after = conn.page_info.end_cursor || after;
+        after = conn.pageInfo.endCursor || after;
         counter.textContent = `${loaded} of ${conn.total_count} events`;
-        complete = !conn.page_info.has_next_page;
+        complete = !conn.pageInfo.hasNextPage;
         more.hidden = complete;
         more.textContent = `Show ${Math.min(TIMELINE_PAGE, conn.total_count - loaded)} more`;
       } catch (error) {
@@ -1471,7 +1471,7 @@
           tasks.forEach((t) => app.board.offer(t));
         }
         first = false;
-        after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
+        after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
       } while (after);
       app.board.flushNow();
       app.board.quiet = false;
@@ -1662,7 +1662,7 @@
     do {
       page = (await gql(app.token, Q_INBOX, { first: INBOX_PAGE, after })).inbox;
       found.push(...page.edges.map((e) => e.node));
-      after = page.page_info.has_next_page ? page.page_info.end_cursor : null;
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
     } while (after && found.length < INBOX_CAP);
     if (mine !== app.inboxLoads) return;
     app.inbox = found;

@@ -4256,9 +4256,9 @@ class GeneratedClient(AsyncBaseClient):
             query Inbox($first: Int = 50, $after: String) {
               inbox(first: $first, after: $after) {
                 total_count
-                page_info {
-                  has_next_page
-                  end_cursor
+                page_info: pageInfo {
+                  has_next_page: hasNextPage
+                  end_cursor: endCursor
                 }
                 edges {
                   cursor
@@ -5045,9 +5045,9 @@ class GeneratedClient(AsyncBaseClient):
             query TaskEvents($task_id: ID, $project: String, $after: String, $first: Int = 50) {
               task_events(task_id: $task_id, project: $project, after: $after, first: $first) {
                 total_count
-                page_info {
-                  has_next_page
-                  end_cursor
+                page_info: pageInfo {
+                  has_next_page: hasNextPage
+                  end_cursor: endCursor
                 }
                 edges {
                   cursor
@@ -5164,9 +5164,9 @@ class GeneratedClient(AsyncBaseClient):
                 after: $after
               ) {
                 total_count
-                page_info {
-                  has_next_page
-                  end_cursor
+                page_info: pageInfo {
+                  has_next_page: hasNextPage
+                  end_cursor: endCursor
                 }
                 edges {
                   cursor
