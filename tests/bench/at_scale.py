@@ -53,9 +53,9 @@ EVENTS = """query($task_id: ID, $project: String, $after: String) {
     page_info { has_next_page end_cursor } edges { node { cursor kind to_state } } } }"""
 BOARD = f"""query BoardPage($project: String, $after: String) {{
     tasks(project: $project, first: 500, after: $after) {{
-      total_count page_info {{ has_next_page end_cursor }} edges {{ node {{ {CARD} }} }} }} }}"""
+      total_count pageInfo {{ hasNextPage endCursor }} edges {{ node {{ {CARD} }} }} }} }}"""
 INBOX = f"""query BoardInbox($first: Int!, $after: String) {{
-    inbox(first: $first, after: $after) {{ total_count page_info {{ has_next_page end_cursor }}
+    inbox(first: $first, after: $after) {{ total_count pageInfo {{ hasNextPage endCursor }}
       edges {{ node {{ {CARD} events {{ {ASKED} }} }} }} }} }}"""
 BATCHES = """subscription($after: String) {
   task_event_batches(after: $after, batch_size: 1000) { cursor } }"""
