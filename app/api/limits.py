@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from app.domain.principals import Principal
+
 DEFAULT_RATE = 50  # mutations a second per principal; PRICKLE_RATE_LIMIT, --rate-limit
 ENVIRONMENT = "PRICKLE_RATE_LIMIT"
 
@@ -26,6 +28,14 @@ Clock = Callable[[], float]
 class _Bucket:
     tokens: float
     stamp: float  # when `tokens` was counted
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A mutation over the rate limit: what to say, and the seconds until one is allowed."""
+
+    message: str
+    retry_after: float
 
 
 class RateLimit:
@@ -52,6 +62,18 @@ class RateLimit:
             bucket.tokens -= 1
             return 0.0
         return _milliseconds_up((1 - bucket.tokens) / self.rate)
+
+    def refused(self, principal: Principal) -> Refusal | None:
+        """Spend one of the principal's mutations: None when it had one, else the refusal
+        every surface answers (`rate_limited`, with `retry_after`), and nothing spent."""
+        wait = self.spend((principal.kind, principal.id))
+        if not wait:
+            return None
+        message = (
+            f"over the rate limit of {self.rate:g} mutations a second (a burst of"
+            f" {self.burst:g}); retry after {wait:g} s"
+        )
+        return Refusal(message, wait)
 
     def __len__(self) -> int:
         """How many buckets are held (the full ones are forgotten)."""

@@ -55,14 +55,9 @@ class SpendsAToken(FieldExtension):
     async def resolve_async(self, next_: Any, source: Any, info: Info, **kwargs: Any) -> Any:
         limit: RateLimit | None = getattr(info.context.request.app.state, "rate_limit", None)
         if limit is not None:
-            principal = await info.context.viewer()
-            wait = limit.spend((principal.kind, principal.id))
-            if wait:
-                raise errors.RateLimited(
-                    f"over the rate limit of {limit.rate:g} mutations a second (a burst of"
-                    f" {limit.burst:g}); retry after {wait:g} s",
-                    retry_after=wait,
-                )
+            refused = limit.refused(await info.context.viewer())
+            if refused is not None:
+                raise errors.RateLimited(refused.message, retry_after=refused.retry_after)
         return await next_(source, info, **kwargs)
 
 

@@ -30,7 +30,6 @@ message with the result (no `id:` line), then `complete`. Mutations need POST.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -45,12 +44,18 @@ from app import tuning
 from app.api.errors import RateLimited
 from app.api.queries import event_cursor
 from app.domain.principals import Principal
+from app.service.holders import Places
 
 MEDIA_TYPE = "text/event-stream"
 
 _CURSOR = "event_stream_cursor"  # in request.state: the cursor of the event just yielded
 _event_id: ContextVar[str | None] = ContextVar("event_stream_id", default=None)
-_open: Counter[tuple[str, str]] = Counter()  # live SSE subscriptions, by principal
+_places = Places(  # live SSE subscriptions, by principal
+    lambda limit: RateLimited(
+        f"at most {limit} subscriptions over SSE at once per principal: "
+        "close one first, or use one WebSocket connection for several"
+    )
+)
 
 
 class EventStream(SSETransport):
@@ -152,17 +157,5 @@ def stream_place(connection: HTTPConnection, principal: Principal) -> Iterator[N
     if connection.scope["type"] != "http":
         yield
         return
-    key = (principal.kind, principal.id)
-    limit = tuning.STREAMS_PER_PRINCIPAL.value()
-    if _open[key] >= limit:
-        raise RateLimited(
-            f"at most {limit} subscriptions over SSE at once per principal: "
-            "close one first, or use one WebSocket connection for several"
-        )
-    _open[key] += 1
-    try:
+    with _places.held(principal):
         yield
-    finally:
-        _open[key] -= 1
-        if _open[key] <= 0:
-            del _open[key]

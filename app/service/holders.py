@@ -10,23 +10,52 @@ Draining (the server stopping) closes every holder too.
 
 `until_revoked` is the streams' part: a stream's items until its token is revoked or expires
 (then `unauthenticated`, or the stream just ends) or the server drains (it just ends).
+`Places` counts a kind of stream's open ones by principal, up to its limit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Coroutine
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
+from app import tuning
 from app.domain.clock import now
 from app.domain.errors import Unauthenticated
+from app.domain.principals import Principal
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
 from app.service.database import Store, fault
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class Places:
+    """This process's open streams of one kind (subscriptions over SSE, A2A streams), by
+    principal: at most PRICKLE_STREAMS_PER_PRINCIPAL at once each. The next is refused
+    before it opens, with the error its surface answers (`rate_limited`) for the limit."""
+
+    def __init__(self, refusal: Callable[[int], Exception]) -> None:
+        self.refusal = refusal
+        self._open: Counter[tuple[str, str]] = Counter()
+
+    @contextmanager
+    def held(self, principal: Principal) -> Iterator[None]:
+        """One of the principal's places, for as long as the block lasts."""
+        key, limit = (principal.kind, principal.id), tuning.STREAMS_PER_PRINCIPAL.value()
+        if self._open[key] >= limit:
+            raise self.refusal(limit)
+        self._open[key] += 1
+        try:
+            yield
+        finally:
+            self._open[key] -= 1
+            if self._open[key] <= 0:
+                del self._open[key]
 
 
 class Revocable(Protocol):

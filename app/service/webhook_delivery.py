@@ -1,10 +1,10 @@
 """Webhook delivery: runs inside `prickle serve`, in every worker process.
 
-Each webhook is a durable reader of the event log. One process at a time delivers it: the
-one holding its lease (`leased_by`, `lease_until` on its row), claimed in a transaction (on
-PostgreSQL with FOR UPDATE SKIP LOCKED) and renewed every third of the lease while held.
-When that process dies, another one (or the restarted one) claims the webhook once the
-lease has run out and continues from its cursor.
+Each webhook is a durable reader of the event log (app/service/durable_reader.py). One
+process at a time delivers it: the one holding its lease (`leased_by`, `lease_until` on its
+row), claimed in a transaction (on PostgreSQL with FOR UPDATE SKIP LOCKED) and renewed every
+third of the lease while held. When that process dies, another one (or the restarted one)
+claims the webhook once the lease has run out and continues from its cursor.
 
 Each held webhook has a task of its own here: it reads the events after its cursor, keeps
 those its owner may see now and its filters match, and POSTs them one by one, the next only
@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import os
 import time
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, replace
@@ -37,7 +35,7 @@ from datetime import datetime, timedelta
 import httpx
 
 from app import tuning
-from app.domain.clock import new_id, now, rfc3339
+from app.domain.clock import now, rfc3339
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.task import Task
@@ -51,23 +49,17 @@ from app.domain.webhooks import (
     wanted,
 )
 from app.events.stream import task_of
+from app.service.durable_reader import Clock, DurableReader, Leases
 from app.service.webhook_urls import client, private_allowed
 from app.service.webhooks import on_change
 from app.storage.archive import log_after
-from app.storage.outage import quietly
 from app.storage.store import Store
 from app.storage.tx import Tx
 from app.waiting import woken
 
-log = logging.getLogger(__name__)
-
 CONCURRENCY = 64  # requests in flight at once, per process
 BATCH = 100  # events read at a time for one webhook
 SETTLE_SECONDS = 0.5  # the longest 2xx answers wait to be written together
-CLAIM_LIMIT = 100
-STOP_SECONDS = 5.0
-
-Clock = Callable[[], datetime]
 Body = Callable[[Event, Task, str, Principal], bytes]
 """A POST body of another payload than Prickle's: (event, task, timestamp, the webhook's
 owner) → bytes (an A2A push notification's: app.main hands app/a2a's)."""
@@ -105,7 +97,14 @@ class Batch:
     members_version: int
 
 
-class Deliverer:
+class Deliverer(DurableReader):
+    """Each webhook a durable reader of the log (app/service/durable_reader.py); its work,
+    POSTing its events."""
+
+    name = "webhooks"
+    what = "webhooks"
+    failed = "delivering webhook {} failed; another round will retry"
+
     def __init__(
         self,
         store: Store,
@@ -114,109 +113,33 @@ class Deliverer:
         clock: Clock = now,
         bodies: Mapping[str, Body] | None = None,
     ) -> None:
-        self.store = store
+        super().__init__(store, settings.lease, clock)
         self.bodies = dict(bodies or {})  # by webhook payload, beside Prickle's `task.event`
         self.settings = settings
         self.members_version = members_version  # moves when a project's members change
-        self.clock = clock
-        # this process's name on the leases it holds: its pid, and an id unique to this run
-        self.holder = f"{os.getpid()}-{new_id()}"
-        self._workers: dict[str, asyncio.Task[None]] = {}
-        self._wakes: dict[str, asyncio.Event] = {}
-        self._claim = asyncio.Event()
-        self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._http: httpx.AsyncClient | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._forget: Callable[[], None] | None = None
+
+    def leases(self, tx: Tx) -> Leases:
+        return tx.webhooks
+
+    def watch(self) -> list[Callable[[], None]]:
+        return [on_change(self.store, self.claim_now), self.store.health.on_back(self.back)]
 
     async def start(self) -> None:
         settings = self.settings
         self._http = client(settings.allow_private, settings.concurrency, settings.timeout)
-        forget_change = on_change(self.store, self._claim.set)
-        forget_back = self.store.health.on_back(self._back)
-
-        def forget() -> None:
-            forget_change()
-            forget_back()
-
-        self._forget = forget
-        self._task = asyncio.create_task(self._supervise(), name="prickle-webhooks")
+        await super().start()
 
     async def stop(self) -> None:
-        if self._forget is not None:
-            self._forget()
-            self._forget = None
-        self._stopping.set()
-        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(task, STOP_SECONDS)
-        self._task = None
-        with contextlib.suppress(Exception):  # let another process continue at once
-            async with self.store.write() as tx:
-                await tx.webhooks.release_all(self.holder)
+        await super().stop()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
-    def _back(self) -> None:
-        """The database is back: claim, and every webhook looks again, at once."""
-        self._claim.set()
-        self.wake()
-
-    def wake(self, _seq: int = 0) -> None:
-        """Events committed: every webhook delivered here looks for new ones."""
-        for event in self._wakes.values():
-            event.set()
-
-    # claiming and renewing leases
-
-    async def _supervise(self) -> None:
-        every = self.settings.lease / 3
-        renewed_at = 0.0
-        while not self._stopping.is_set():
-            self._claim.clear()
-            try:
-                if time.monotonic() - renewed_at >= every:
-                    await self._renew()
-                    renewed_at = time.monotonic()
-                await self._claim_free()
-            except Exception as error:
-                quietly(log, "claiming webhooks failed; trying again", error)
-            await woken(self._claim, every)
-
-    async def _renew(self) -> None:
-        if not self._workers:
-            return
-        until = self.clock() + timedelta(seconds=self.settings.lease)
-        async with self.store.write() as tx:
-            held = await tx.webhooks.renew(self.holder, until)
-        for webhook_id, task in list(self._workers.items()):
-            if webhook_id not in held:  # another process holds it now: stop at once
-                task.cancel()
-
-    async def _claim_free(self) -> None:
-        while not self._stopping.is_set():
-            at = self.clock()
-            until = at + timedelta(seconds=self.settings.lease)
-            async with self.store.write() as tx:
-                ids = await tx.webhooks.claim(self.holder, at, until, CLAIM_LIMIT)
-            for webhook_id in ids:
-                if webhook_id not in self._workers:
-                    self._wakes[webhook_id] = asyncio.Event()
-                    self._workers[webhook_id] = asyncio.create_task(
-                        self._work(webhook_id), name=f"prickle-webhook-{webhook_id}"
-                    )
-            if len(ids) < CLAIM_LIMIT:
-                return
-
     # one webhook
 
-    async def _work(self, webhook_id: str) -> None:
-        wake = self._wakes[webhook_id]
+    async def work(self, webhook_id: str, wake: asyncio.Event) -> None:
         acknowledged: list[Delivery] = []  # 2xx answers not yet written (`_settle`)
         try:
             while not self._stopping.is_set():
@@ -228,18 +151,6 @@ class Deliverer:
             with contextlib.suppress(Exception):  # stopping: what was answered is kept
                 await self._settle(webhook_id, acknowledged)
             raise
-        except Exception as error:
-            what = f"delivering webhook {webhook_id} failed; another round will retry"
-            quietly(log, what, error)
-            await self._release(webhook_id)
-        finally:
-            self._workers.pop(webhook_id, None)
-            self._wakes.pop(webhook_id, None)
-
-    async def _release(self, webhook_id: str) -> None:
-        with contextlib.suppress(Exception):
-            async with self.store.write() as tx:
-                await tx.webhooks.release(webhook_id, self.holder)
 
     async def _round(self, webhook_id: str, acknowledged: list[Delivery]) -> bool:
         """Deliver what there is; False when this process no longer delivers the webhook.
@@ -335,7 +246,7 @@ class Deliverer:
                 reason = f"no 2xx since {rfc3339(since)}; the last attempt: {error}"
                 disabled = {"enabled": False, "disabled_reason": reason, "next_attempt_at": None}
                 await self._record(webhook, delivery, {**failed, **disabled})
-                await self._release(webhook.id)
+                await self.release(webhook.id)
                 return None
             retry_at = at + timedelta(seconds=backoff(attempt, self.settings.backoff))
             failed["next_attempt_at"] = rfc3339(retry_at)

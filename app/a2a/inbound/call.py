@@ -4,7 +4,6 @@ handler from the SDK's call context)."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -18,10 +17,21 @@ from app.service.auth import Credential
 from app.service.database import Store
 
 
-class Limit(Protocol):
-    """The per-principal mutation rate limit the app holds (`app.state.rate_limit`)."""
+class Refusal(Protocol):
+    """The limit's refusal of a mutation (app/api/limits.py's `Refusal`)."""
 
-    def spend(self, key: Hashable) -> float: ...
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def retry_after(self) -> float: ...
+
+
+class Limit(Protocol):
+    """The per-principal mutation rate limit the app holds (`app.state.rate_limit`,
+    app/api/limits.py)."""
+
+    def refused(self, principal: Principal) -> Refusal | None: ...
 
 
 @dataclass
@@ -47,12 +57,11 @@ class Call:
     def spend(self) -> None:
         """One of the caller's mutations, from the same budget as its GraphQL mutations;
         refused (`rate_limited`, nothing done) when it has none left."""
-        caller = self.caller
-        wait = self.limit.spend((caller.kind, caller.id)) if self.limit is not None else 0.0
-        if wait > 0:
+        refused = self.limit.refused(self.caller) if self.limit is not None else None
+        if refused is not None:
             raise UnsupportedOperationError(
-                message=f"too many changes at once: retry in {wait} s",
-                data={"prickle_code": "rate_limited", "retry_after": wait},
+                message=refused.message,
+                data={"prickle_code": "rate_limited", "retry_after": refused.retry_after},
             )
 
 

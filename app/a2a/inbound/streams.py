@@ -6,32 +6,25 @@ streams' `until_revoked` (app/service/holders.py), told to end quietly."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from a2a.utils.errors import UnsupportedOperationError
 
-from app import tuning
 from app.domain.principals import Principal
+from app.service.holders import Places
 
-_open: Counter[str] = Counter()  # open A2A streams, by principal
+_places = Places(  # open A2A streams, by principal
+    lambda limit: UnsupportedOperationError(
+        message=f"at most {limit} streams at once per principal: close one first",
+        data={"prickle_code": "rate_limited"},
+    )
+)
 
 
 @contextmanager
 def slot(principal: Principal) -> Iterator[None]:
     """One of the principal's open streams, for as long as the block lasts; refused
     (UnsupportedOperation, `rate_limited`) past the limit, before anything is done."""
-    who, limit = principal.id, tuning.STREAMS_PER_PRINCIPAL.value()
-    if _open[who] >= limit:
-        raise UnsupportedOperationError(
-            message=f"at most {limit} streams at once per principal: close one first",
-            data={"prickle_code": "rate_limited"},
-        )
-    _open[who] += 1
-    try:
+    with _places.held(principal):
         yield
-    finally:
-        _open[who] -= 1
-        if _open[who] <= 0:
-            del _open[who]

@@ -1,21 +1,22 @@
 """Remote A2A agents, the tasks sent to them, and the lease of the process dispatching to
-each (like webhooks': claimed when free or expired, on PostgreSQL with FOR UPDATE SKIP
-LOCKED; every change the dispatcher makes is conditional on still holding the lease)."""
+each (app/storage/repositories/leases.py, as webhooks'; every change the dispatcher makes is
+conditional on still holding the lease)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy import delete, insert, select, update
 
-from app.domain.clock import rfc3339
 from app.domain.remote_agents import RemoteAgent, RemoteTask
 from app.storage.repositories.base import Repository, insert_missing
+from app.storage.repositories.leases import Leases
 from app.storage.tables import RemoteAgentRow, RemoteTaskRow, table_of
 
 agents = table_of(RemoteAgentRow)
 tasks = table_of(RemoteTaskRow)
+_LEASES = Leases(agents, "agent_id")
 
 
 def _agent(row: Any) -> RemoteAgent:
@@ -80,47 +81,27 @@ class RemoteAgents(Repository):
 
     async def claim(self, holder: str, now: datetime, until: datetime, limit: int) -> list[str]:
         """Claim up to `limit` remote agents whose lease is free or expired; their ids."""
-        stmt = (
-            select(agents.c.agent_id)
-            .where(or_(agents.c.leased_by.is_(None), agents.c.lease_until < rfc3339(now)))
-            .order_by(agents.c.agent_id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-        ids = [row[0] for row in await self.tx.rows(stmt)]
-        if ids:
-            claimed = update(agents).where(agents.c.agent_id.in_(ids))
-            await self.tx.conn.execute(claimed.values(leased_by=holder, lease_until=rfc3339(until)))
-        return ids
+        return await _LEASES.claim(self.tx, holder, now, until, limit)
 
     async def renew(self, holder: str, until: datetime) -> set[str]:
         """Extend every lease `holder` still holds; the ids of those agents."""
-        held = agents.c.leased_by == holder
-        await self.tx.conn.execute(update(agents).where(held).values(lease_until=rfc3339(until)))
-        return {row[0] for row in await self.tx.rows(select(agents.c.agent_id).where(held))}
+        return await _LEASES.renew(self.tx, holder, until)
 
     async def held(self, agent_id: str, holder: str) -> RemoteAgent | None:
         """The remote agent, while `holder` holds its lease."""
-        stmt = select(agents).where(agents.c.agent_id == agent_id, agents.c.leased_by == holder)
-        row = await self.tx.one(stmt)
+        row = await self.tx.one(select(agents).where(*_LEASES.held(agent_id, holder)))
         return _agent(row) if row else None
 
     async def advance(self, agent_id: str, holder: str, read_to: int) -> bool:
         """Move the cursor if `holder` still holds the lease; whether it did."""
-        stmt = (
-            update(agents)
-            .where(agents.c.agent_id == agent_id, agents.c.leased_by == holder)
-            .values(read_to=read_to)
-        )
+        stmt = update(agents).where(*_LEASES.held(agent_id, holder)).values(read_to=read_to)
         return bool((await self.tx.conn.execute(stmt)).rowcount)
 
     async def release_all(self, holder: str) -> None:
-        held = agents.c.leased_by == holder
-        await self.tx.conn.execute(update(agents).where(held).values(leased_by=None))
+        await _LEASES.release_all(self.tx, holder)
 
     async def release(self, agent_id: str, holder: str) -> None:
-        stmt = update(agents).where(agents.c.agent_id == agent_id, agents.c.leased_by == holder)
-        await self.tx.conn.execute(stmt.values(leased_by=None, lease_until=None))
+        await _LEASES.release(self.tx, agent_id, holder)
 
     # the tasks sent
 

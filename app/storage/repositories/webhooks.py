@@ -1,9 +1,7 @@
-"""Webhooks, their delivery attempts, and the lease of the process delivering each.
-
-A process claims webhooks whose lease is free or expired (on PostgreSQL with FOR UPDATE SKIP
-LOCKED, so that two processes never claim the same one), renews its leases while it holds
-them, and every change it makes to a webhook's cursor is conditional on still holding the
-lease: a process that lost its lease changes nothing.
+"""Webhooks, their delivery attempts, and the lease of the process delivering each
+(app/storage/repositories/leases.py: an enabled webhook is claimed when its lease is free or
+expired). Every change that process makes to a webhook's cursor is conditional on still
+holding the lease: a process that lost its lease changes nothing.
 """
 
 from __future__ import annotations
@@ -12,12 +10,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Select, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import BigInteger, Select, bindparam, delete, func, insert, select, update
 
 from app.domain.clock import parse_rfc3339, rfc3339
 from app.domain.principals import Principal
 from app.domain.webhooks import Delivery, Webhook, WebhookFilters
 from app.storage.repositories.base import Repository
+from app.storage.repositories.leases import Leases
 from app.storage.tables import WebhookDeliveryRow, WebhookRow, table_of
 
 webhooks = table_of(WebhookRow)
@@ -28,7 +27,8 @@ KEPT_DELIVERIES = 1000
 _BY_ID = select(webhooks).where(webhooks.c.id == bindparam("webhook_id"))
 _BEHIND = bindparam("last_seq", type_=BigInteger) - webhooks.c.last_cursor
 _BACKLOG: Select[int] = select(func.coalesce(func.sum(_BEHIND), 0)).where(webhooks.c.enabled)
-_HELD = webhooks.c.id == bindparam("webhook_id"), webhooks.c.leased_by == bindparam("holder")
+_LEASES = Leases(webhooks, "id", webhooks.c.enabled.is_(True))
+_HELD = _LEASES.held(bindparam("webhook_id"), bindparam("holder"))
 _OLDEST_KEPT = (
     select(webhook_deliveries.c.id)
     .where(webhook_deliveries.c.webhook_id == bindparam("webhook_id"))
@@ -149,28 +149,11 @@ class Webhooks(Repository):
     async def claim(self, holder: str, now: datetime, until: datetime, limit: int) -> list[str]:
         """Claim up to `limit` enabled webhooks whose lease is free or expired, for `holder`
         until `until`; their ids."""
-        stamp = rfc3339(now)
-        stmt = (
-            select(webhooks.c.id)
-            .where(
-                webhooks.c.enabled.is_(True),
-                or_(webhooks.c.leased_by.is_(None), webhooks.c.lease_until < stamp),
-            )
-            .order_by(webhooks.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-        ids = [row[0] for row in await self.tx.rows(stmt)]
-        if ids:
-            claimed = update(webhooks).where(webhooks.c.id.in_(ids))
-            await self.tx.conn.execute(claimed.values(leased_by=holder, lease_until=rfc3339(until)))
-        return ids
+        return await _LEASES.claim(self.tx, holder, now, until, limit)
 
     async def renew(self, holder: str, until: datetime) -> set[str]:
         """Extend every lease `holder` still holds; the ids of those webhooks."""
-        held = webhooks.c.leased_by == holder
-        await self.tx.conn.execute(update(webhooks).where(held).values(lease_until=rfc3339(until)))
-        return {row[0] for row in await self.tx.rows(select(webhooks.c.id).where(held))}
+        return await _LEASES.renew(self.tx, holder, until)
 
     async def holder(self, webhook_id: str) -> str | None:
         """The id of the process holding the webhook's lease (None: nobody)."""
@@ -178,11 +161,10 @@ class Webhooks(Repository):
         return None if row is None else row[0]
 
     async def release_all(self, holder: str) -> None:
-        held = webhooks.c.leased_by == holder
-        await self.tx.conn.execute(update(webhooks).where(held).values(leased_by=None))
+        await _LEASES.release_all(self.tx, holder)
 
     async def release(self, webhook_id: str, holder: str) -> None:
-        await self.change_held(webhook_id, holder, leased_by=None, lease_until=None)
+        await _LEASES.release(self.tx, webhook_id, holder)
 
     async def record(self, webhook_id: str, deliveries: Sequence[Delivery]) -> None:
         """Add the webhook's attempts, in order; keep its last KEPT_DELIVERIES."""
