@@ -20,6 +20,7 @@ from app.storage.pooling import (
     POOLED_VARIABLE,
     DatabaseSettingError,
 )
+from app.storage.replica import READ_URL_VARIABLE
 from app.tuning import A2A_SEND_WAIT, SettingError
 
 if TYPE_CHECKING:
@@ -107,8 +108,9 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="the most database connections each process holds in all: its pool (N less "
-        "LISTEN and the health probe) and no overflow (default: the pool size, as many again "
-        "in overflow, LISTEN and the probe)",
+        "LISTEN and the health probe; with --database-read-url, half of it the replica's) "
+        "and no overflow (default: the pool size, as many again in overflow, LISTEN and the "
+        "probe)",
     )
     serve.set_defaults(run=_serve)
     _frontend_options(serve)
@@ -206,6 +208,13 @@ def _database_options(command: argparse.ArgumentParser) -> None:
         help="a connection straight to PostgreSQL, for LISTEN and migrations (behind a "
         "pooler; without it, other processes' events are polled for)",
     )
+    command.add_argument(
+        "--database-read-url",
+        default=None,
+        metavar="URL",
+        help="a hot standby of the database: queries may read there, each client still "
+        "seeing its own writes (docs/operations.md)",
+    )
 
 
 def _database_environment(args: argparse.Namespace) -> None:
@@ -216,6 +225,8 @@ def _database_environment(args: argparse.Namespace) -> None:
         os.environ[POOLED_VARIABLE] = "1"
     if getattr(args, "database_direct_url", None):
         os.environ[DIRECT_URL_VARIABLE] = args.database_direct_url
+    if getattr(args, "database_read_url", None):
+        os.environ[READ_URL_VARIABLE] = args.database_read_url
     if getattr(args, "database_connections", None):
         os.environ[CONNECTIONS_VARIABLE] = str(args.database_connections)
 
@@ -464,7 +475,7 @@ async def _checked(store: Store) -> None:
         from app.storage.engine import startup_settings
         from app.storage.pooling import check
 
-        await check(store.url, store.pooled, store.direct_url, startup_settings())
+        await check(store.url, store.pooled, store.direct_url, startup_settings(), store.read_url)
 
 
 def _demo(args: argparse.Namespace) -> int:

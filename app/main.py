@@ -60,7 +60,7 @@ from app.observability.graphql import observing
 from app.observability.requests import RequestLog
 from app.observability.settings import ACCESS_LOG
 from app.service.auth import credentials_of
-from app.service.database import Store, migrate
+from app.service.database import Store, migrate, replica
 from app.service.scheduler import Scheduler
 from app.service.webhook_delivery import Deliverer, Settings
 
@@ -299,6 +299,8 @@ def create_app(
             hub.wake_listeners.append(dispatcher.wake)
             await dispatcher.start()
             app.state.store, app.state.hub = store, hub
+            if store.replica is not None:
+                store.replica.observer = metrics.routed_read
             app.state.database_up = lambda: store.health.reachable  # /readyz's
             app.state.scheduler, app.state.deliverer = scheduler, deliverer
             try:
@@ -348,7 +350,54 @@ def _middleware(origins: cors.Origins) -> list[Middleware]:
         Middleware(RequestLog, access_log=access_log),
         Middleware(cors.Cors, origins=origins),
         Middleware(drain.RefuseWhileDraining),
+        Middleware(ReadsAfterWrites),
     ]
+
+
+class ReadsAfterWrites:
+    """With a read replica (app/storage/replica.py): who each HTTP request is (its
+    Authorization header), so that its reads see its own writes, and the floor it carries
+    in `Prickle-Position` (what a response of this process or another answered it); every
+    response to a client with a floor answers it in that header."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        store: Store | None = getattr(scope["app"].state, "store", None)
+        standby = store.replica if store is not None else None
+        if scope["type"] != "http" or standby is None:
+            await self.app(scope, receive, send)
+            return
+        token = sent = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                token = value.decode("latin-1")
+            elif name == _POSITION:
+                sent = replica.parsed_position(value.decode("latin-1"))
+                if sent is None:
+                    refusal = InvalidInput(
+                        f"{replica.POSITION_HEADER}: {value.decode('latin-1')[:40]!r} is not a"
+                        " WAL position (as a response's, e.g. 0/16B3748)"
+                    )
+                    answer = JSONResponse(errors.response_body(refusal), status_code=400)
+                    await answer(scope, receive, send)
+                    return
+        with replica.client(token, sent):
+            client = replica.current()
+
+            async def answering(message: Any) -> None:
+                if message["type"] == "http.response.start" and client is not None:
+                    floor = standby.floor_of(client[0])
+                    if floor is not None:
+                        shown = replica.shown_position(floor).encode()
+                        message["headers"] = [*message.get("headers", []), (_POSITION, shown)]
+                await send(message)
+
+            await self.app(scope, receive, answering)
+
+
+_POSITION = replica.POSITION_HEADER.encode()
 
 
 @asynccontextmanager

@@ -151,7 +151,9 @@ async def _prepare(url: str, owner: str) -> str | None:
     store = Store(url, fast=False)
     try:
         if not store.sqlite:  # a session-mode pooler, a direct URL elsewhere: refused here
-            await check(store.url, store.pooled, store.direct_url, startup_settings())
+            await check(
+                store.url, store.pooled, store.direct_url, startup_settings(), store.read_url
+            )
         await upgrade(store.direct_engine)
         async with store.read() as tx:
             empty = await tx.principals.count_persons() == 0

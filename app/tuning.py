@@ -131,6 +131,13 @@ DB_STATEMENT_TIMEOUT = Tunable(
     seconds,
     "PostgreSQL's statement_timeout for requests; past it, unavailable",
 )
+DB_READ_WAIT = Tunable(
+    "PRICKLE_DB_READ_WAIT",
+    0.2,
+    seconds,
+    "longest wait for the read replica to replay a client's last write or read; past it, "
+    "the read goes to the primary",
+)
 COUNT_CAP = Tunable(
     "PRICKLE_COUNT_CAP",
     1000,
@@ -170,6 +177,7 @@ TUNABLES: tuple[Tunable[Any], ...] = (
     A2A_TIMEOUT_SECONDS,
     DB_POOL_TIMEOUT,
     DB_STATEMENT_TIMEOUT,
+    DB_READ_WAIT,
     COUNT_CAP,
 )
 

@@ -8,6 +8,8 @@ cluster runs as `nobody`, in a directory that user owns.
     with private_cluster() as cluster:
         url = cluster.url            # postgresql+asyncpg://postgres@127.0.0.1:<port>/prickle
         cluster.stop("fast"); cluster.start()
+        with private_standby(cluster) as standby:   # a hot standby streaming from it
+            read_url = standby.url
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ class Cluster:
         """`fast` (clients disconnected, a clean shutdown) or `immediate` (as a crash)."""
         self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
+    def psql(self, sql: str, database: str = DATABASE) -> str:
+        """One statement through psql, its answer unaligned (as the cluster's user)."""
+        command = [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port)]
+        command += ["-U", "postgres", "-d", database, "-XAtc", sql]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        if done.returncode != 0:
+            raise RuntimeError(f"psql {sql}: {done.stdout}{done.stderr}")
+        return done.stdout.strip()
+
     def create_database(self) -> None:
         self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", DATABASE)
 
@@ -112,4 +123,31 @@ def private_cluster() -> Iterator[Cluster]:
     finally:
         with suppress(RuntimeError, subprocess.TimeoutExpired):
             cluster.stop("immediate")
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def private_standby(primary: Cluster) -> Iterator[Cluster]:
+    """A hot standby of `primary`, streaming from it (`pg_basebackup -R`), on a port of its
+    own; stopped and removed after."""
+    directory = Path(tempfile.mkdtemp(prefix="prickle-pg-standby-"))
+    if primary.user is not None:
+        record = pwd.getpwnam(primary.user)
+        os.chown(directory, record.pw_uid, record.pw_gid)
+    standby = Cluster(primary.bin, directory, free_port(), primary.user)
+    try:
+        standby.run(
+            "pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+            "-D", str(standby.data), "-R", "-X", "stream", "--no-sync", "-c", "fast",
+        )  # fmt: skip
+        with open(standby.data / "postgresql.conf", "a") as conf:  # (the last setting wins)
+            conf.write(
+                f"port = {standby.port}\nunix_socket_directories = '{directory}'\n"
+                "hot_standby_feedback = on\n"
+            )
+        standby.start()
+        yield standby
+    finally:
+        with suppress(RuntimeError, subprocess.TimeoutExpired):
+            standby.stop("immediate")
         shutil.rmtree(directory, ignore_errors=True)

@@ -69,6 +69,18 @@ DATABASE_UP = Gauge(
     multiprocess_mode="livemin",
 )
 
+ROUTED_READS = Counter(
+    "prickle_routed_reads",
+    "Query reads a read replica may serve (--database-read-url), by where they were served"
+    " and why the primary served one (lagging: the replica had not replayed the client's"
+    " floor in time; unavailable)",
+    ["served", "why"],
+)
+
+
+def routed_read(served: str, why: str) -> None:
+    ROUTED_READS.labels(served, why).inc()
+
 
 def connection_opened() -> None:
     CONNECTIONS.inc()

@@ -6,11 +6,12 @@ nothing above the service layer needs app.storage.
 
 from __future__ import annotations
 
+from app.storage import replica
 from app.storage.migrate import upgrade
 from app.storage.outage import fault
 from app.storage.store import Store
 
-__all__ = ["Store", "fault", "migrate"]
+__all__ = ["Store", "fault", "migrate", "replica"]
 
 
 async def migrate(store: Store) -> None:

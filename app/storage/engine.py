@@ -73,9 +73,15 @@ def startup_settings() -> dict[str, str]:
     return {"statement_timeout": str(statement_timeout_ms()), "jit": "off"}
 
 
-def create_engine(url: str, pooled: bool = False, budget: Budget | None = None) -> AsyncEngine:
+def create_engine(
+    url: str,
+    pooled: bool = False,
+    budget: Budget | None = None,
+    connect_seconds: float | None = None,
+) -> AsyncEngine:
     """`pooled`: the URL is a transaction-mode pooler (app/storage/pooling.py); `budget`:
-    the pool's size and overflow (by default the pool size and as many again)."""
+    the pool's size and overflow (by default the pool size and as many again);
+    `connect_seconds`: the longest a new connection may take (by default asyncpg's)."""
     if is_sqlite(url):
         engine = create_async_engine(
             url,
@@ -93,6 +99,8 @@ def create_engine(url: str, pooled: bool = False, budget: Budget | None = None) 
             "prepared_statement_cache_size": 0,
             "prepared_statement_name_func": unnamed,
         }
+    if connect_seconds is not None:
+        connect_args["timeout"] = connect_seconds
     engine = create_async_engine(
         url,
         json_serializer=_dumps,

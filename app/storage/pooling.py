@@ -21,7 +21,8 @@ At start (`check`) the server asks, and refuses in one line: a pooler that keeps
 per client (session mode, or PostgreSQL itself: two clients connected at once are never
 given the same backend), a direct URL on another database or server than the pooler's.
 `--database-connections` (PRICKLE_DATABASE_CONNECTIONS) is the most connections a process
-holds in all: its pool, its LISTEN connection and the health probe's (`Budget`).
+holds in all: its pool, its LISTEN connection, the health probe's and, with
+`--database-read-url`, the read replica's pool (`Budget`).
 """
 
 from __future__ import annotations
@@ -94,40 +95,63 @@ def unnamed() -> str:
 @dataclass(frozen=True)
 class Budget:
     """How a process's connections are spent: the pool (queries, mutations, background
-    readers), the LISTEN connection (when there is one) and the health probe's."""
+    readers), the LISTEN connection (when there is one), the health probe's, and the read
+    replica's pool (app/storage/replica.py; when there is a read URL)."""
 
     pool: int
     overflow: int
     listen: int
     probe: int = 1
+    replica: int = 0
+    replica_overflow: int = 0
 
     @property
     def most(self) -> int:
-        return self.pool + self.overflow + self.listen + self.probe
+        return (
+            self.pool
+            + self.overflow
+            + self.listen
+            + self.probe
+            + self.replica
+            + self.replica_overflow
+        )
 
 
-def budget(pool_size: int, listening: bool) -> Budget:
+def budget(pool_size: int, listening: bool, reading: bool = False) -> Budget:
     """With PRICKLE_DATABASE_CONNECTIONS = N: a pool of N less the LISTEN and probe
-    connections, no overflow (at least 2 in the pool: a query's read and a write it makes).
-    Without it: the pool size, as many again in overflow, LISTEN and the probe."""
+    connections, no overflow (at least 2 in the pool: a query's read and a write it makes);
+    with a read replica (`reading`), half of that pool (at least 1) is the replica's.
+    Without it: the pool size, as many again in overflow, LISTEN and the probe (and the
+    replica's pool of the same size and overflow)."""
     listen = 1 if listening else 0
     most = connections()
     if most is None:
-        return Budget(pool_size, pool_size, listen)
-    pool = most - listen - 1
-    if pool < 2:
+        replica = pool_size if reading else 0
+        return Budget(pool_size, pool_size, listen, replica=replica, replica_overflow=replica)
+    rest = most - listen - 1
+    needed = 3 if reading else 2
+    if rest < needed:
         raise DatabaseSettingError(
             f"--database-connections {most} leaves too few connections for requests: a "
             f"process holds {listen + 1} besides its pool (the health probe"
-            f"{', LISTEN' if listen else ''}) and its pool needs 2; give at least {listen + 3}"
+            f"{', LISTEN' if listen else ''}) and its pool needs 2"
+            f"{' and the read replica 1' if reading else ''}; give at least {listen + 1 + needed}"
         )
-    return Budget(pool, 0, listen)
+    replica = max(1, rest // 2) if reading else 0
+    return Budget(rest - replica, 0, listen, replica=replica)
 
 
-async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, str]) -> None:
+async def check(
+    url: str,
+    pooled: bool,
+    direct: str | None,
+    startup: dict[str, str],
+    read: str | None = None,
+) -> None:
     """Refuse, in one line (`DatabaseSettingError`), a pooler that keeps a session per client,
     a pooler not said to be one (it refuses the `startup` parameters a direct connection
-    sends), and a direct URL on another database or server than the URL's."""
+    sends), a direct URL on another database or server than the URL's, and a read URL that
+    is not a standby of the URL's database (app/storage/replica.py)."""
     import asyncpg
 
     arguments = connect_arguments(pooled)
@@ -152,6 +176,10 @@ async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, s
             await _transaction_pooled(dsn, first, arguments)
         if direct is not None:
             await _same_database(direct, identity)
+        if read is not None:
+            from app.storage.replica import check as check_read
+
+            await check_read(first, read, pooled, startup)
     finally:
         await first.close()
 

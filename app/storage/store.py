@@ -10,6 +10,10 @@ a time. With the fast paths on (`PRICKLE_FAST_PATHS`, the default) and SQLAlchem
 what they use (app/compat/sqlalchemy.py), the same blocks run on them instead
 (app/storage/fast/paths.py), with the same answers.
 
+With a read replica (`--database-read-url`, app/storage/replica.py) a query's reads for a
+known client may be served by the standby, the store choosing where (`reading()`); every
+other read and every write goes to the primary.
+
 A transaction the database cannot serve (unreachable, dropped, full, read-only, timed out:
 app/storage/outage.py) raises `Unavailable` instead of the driver's error, and `health`
 learns of it, as of the first success after it.
@@ -20,7 +24,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    nullcontext,
+    suppress,
+)
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine
@@ -29,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app import tuning
 from app.compat import sqlalchemy as compat
 from app.domain.errors import ProtocolError
+from app.storage import replica
 from app.storage.engine import (
     Blocking,
     create_engine,
@@ -40,6 +51,7 @@ from app.storage.engine import (
     statement_timeout_ms,
 )
 from app.storage.fast.paths import FastPaths
+from app.storage.fast.shared_read import shared_of, sharing
 from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe, unholdable
 from app.storage.pooling import (
     Budget,
@@ -66,10 +78,23 @@ class Store:
         # connection straight to it for what holds a session (LISTEN, migrations)
         self.pooled = pooled() and not self.sqlite
         self.direct_url = direct_url() if not self.sqlite else None
+        # PostgreSQL: a hot standby a query's reads may be served by (app/storage/replica.py)
+        self.read_url = replica.read_url() if not self.sqlite else None
         self.budget: Budget | None = None  # PostgreSQL: the connections it may hold
         if not self.sqlite:
-            self.budget = budget(pool_size(), self.listen_url is not None)
+            self.budget = budget(pool_size(), self.listen_url is not None, bool(self.read_url))
         self.engine = create_engine(self.url, self.pooled, self.budget)
+        self.replica: replica.Replica | None = None
+        self._replica_engine: AsyncEngine | None = None
+        self._replica_fast: FastPaths | None = None
+        if self.read_url is not None and self.budget is not None:
+            self.replica = replica.Replica(self.read_url)
+            self._replica_engine = create_engine(
+                self.read_url,
+                self.pooled,
+                Budget(self.budget.replica, self.budget.replica_overflow, 0),
+                connect_seconds=replica.CONNECT_SECONDS,
+            )
         self._direct_engine: AsyncEngine | None = None
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None  # SQLite: one write at a time
@@ -93,6 +118,10 @@ class Store:
             self.fast = FastPaths(
                 self.engine, self._blocking, self._write_lock, self._tx, most, settings, limit
             )
+            if self._replica_engine is not None and self.budget is not None:
+                self._replica_fast = FastPaths(
+                    self._replica_engine, None, None, self._tx, self.budget.replica, settings
+                )
 
     @property
     def listen_url(self) -> str | None:
@@ -139,15 +168,39 @@ class Store:
         if tx.members_changed:
             for told in self.member_listeners:
                 told()
+        if self.replica is not None:
+            await self._wrote(self.replica)
+
+    async def _wrote(self, standby: replica.Replica) -> None:
+        """The client's floor (app/storage/replica.py): the primary's WAL position past the
+        write just committed; unknown (the client reads the primary) if it cannot be read."""
+        client = replica.current()
+        if client is None:
+            return
+        position = None
+        with suppress(Exception):  # the write stands; the floor is what is unknown
+            async with self._primary_read(alone=True) as tx:
+                position = await replica.inserted_position(tx.conn)
+        standby.wrote(client[0], position)
 
     def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
         """A read transaction; on the fast paths, inside `reading()`, the one it shares.
         `alone`: a block of one statement, in a transaction of its own, never the shared one
         (it sees every commit made before it began); on PostgreSQL's fast path the statement
-        runs without BEGIN and COMMIT."""
+        runs without BEGIN and COMMIT. Inside a `reading()` routed to the read replica, the
+        one it shares (there on either path)."""
         if self.fast:
             return self._guarded(self.fast.read(alone))
+        shared = None if alone or self.replica is None else shared_of(self)
+        if shared is not None:
+            return self._guarded(shared.tx())
         return self._guarded(self._transaction(write=False))
+
+    def _primary_read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction of its own on the primary, never a shared one."""
+        if self.fast:
+            return self.fast.transaction(write=False, alone=alone)
+        return self._transaction(write=False)
 
     def data_version(self) -> int | None:
         """A number that moves whenever any other connection commits to the database, of this
@@ -177,8 +230,81 @@ class Store:
         tasks it starts) shares one read transaction on one connection, opened on first use,
         its statements one at a time: a query costs one connection checkout and one
         BEGIN/COMMIT, however many lookups its fields make. Writes inside still take their
-        own transactions."""
+        own transactions. With a read replica and a known client (`replica.client`), the
+        shared transaction is on the standby when it has replayed the client's floor (on
+        either path), else on the primary."""
+        client = replica.current() if self.replica is not None else None
+        if client is not None:
+            return self._guarded(self._routed_reading(replica.Route(*client)))
         return self._guarded(self.fast.reading()) if self.fast else nullcontext()
+
+    @asynccontextmanager
+    async def _routed_reading(self, route: replica.Route) -> AsyncIterator[None]:
+        with replica.routing(route):
+            async with sharing(self.fast or self, lambda: self._routed(route)):
+                yield
+
+    @asynccontextmanager
+    async def _routed(self, route: replica.Route) -> AsyncIterator[Tx]:
+        """A routed block's shared read: on the standby when it has replayed the client's
+        floor within the wait, else on the primary; the client's floor raised to what it
+        may have seen (the position at the read's end)."""
+        standby = self.replica
+        assert standby is not None
+        route.on_replica, route.why = False, "unavailable"
+        if standby.usable():
+            stack = AsyncExitStack()
+            try:
+                tx = await stack.enter_async_context(self._replica_transaction())
+                fresh = await standby.caught_up(tx.conn, standby.floor(route))
+            except Exception as error:  # refused, dropped, promoted: the primary reads
+                with suppress(Exception):
+                    await stack.aclose()
+                standby.failed(error)
+                fresh = False
+            else:
+                standby.answered()
+                if not fresh:
+                    route.why = "lagging"
+                    await stack.aclose()
+            if fresh:
+                route.on_replica, route.why = True, ""
+                try:
+                    yield tx
+                except BaseException as error:
+                    if not await stack.__aexit__(type(error), error, error.__traceback__):
+                        raise
+                    return
+                position = None
+                try:
+                    position = await replica.replayed_position(tx.conn)
+                    await stack.aclose()
+                except Exception as error:  # the reads were answered: only the end failed
+                    with suppress(Exception):
+                        await stack.aclose()
+                    if fault(error) is not None:
+                        standby.failed(error)
+                standby.read(route, position)
+                return
+        shared = self.fast._shared_read() if self.fast else self._transaction(write=False)
+        async with shared as tx:
+            yield tx
+            position = None
+            with suppress(Exception):  # (a statement failed: the transaction is aborted)
+                position = await replica.inserted_position(tx.conn)
+        standby.read(route, position)
+
+    def _replica_transaction(self) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction on the standby."""
+        if self._replica_fast is not None:
+            return self._replica_fast.transaction(write=False)
+        return self._standby_transaction()
+
+    @asynccontextmanager
+    async def _standby_transaction(self) -> AsyncIterator[Tx]:
+        assert self._replica_engine is not None
+        async with self._replica_engine.connect() as conn, conn.begin():
+            yield self._tx(conn)
 
     def _guarded(self, block: AbstractAsyncContextManager[T]) -> AbstractAsyncContextManager[T]:
         """A block of reads whose database failures are answered `unavailable`."""
@@ -189,7 +315,10 @@ class Store:
         `InvalidInput` when it is a value the database cannot hold."""
         refusal = fault(error, write, committing)
         if refusal is not None:
-            self.health.failed(refusal, error)
+            if not write and self.replica is not None and replica.reading_replica():
+                self.replica.failed(error)  # the standby's failure, not the database's
+            else:
+                self.health.failed(refusal, error)
             raise refusal from error
         bad = unholdable(error)
         if bad is not None:
@@ -264,7 +393,11 @@ class Store:
             self._versions = None
         if self._blocking is not None:
             self._blocking.dispose()
+        if self._replica_fast is not None:
+            await self._replica_fast.close()
         await self.engine.dispose()
+        if self._replica_engine is not None:
+            await self._replica_engine.dispose()
         if self._direct_engine is not None:
             await self._direct_engine.dispose()
 
@@ -301,7 +434,7 @@ class _Guarded(Generic[T]):
         if isinstance(error, Exception) and not handled:
             if not isinstance(error, ProtocolError):
                 self.store._refuse(error, False, False)
-        elif error is None and self.store.health.down:
+        elif error is None and self.store.health.down and not replica.reading_replica():
             self.store.health.served(write=False)
         return handled
 

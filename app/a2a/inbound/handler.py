@@ -101,7 +101,8 @@ class Handler(RequestHandler):
         call = call_of(context)
         # unset: the whole history; 0: none (A2A's historyLength)
         length = params.history_length if params.HasField("history_length") else None
-        task, said = await _read(call, params.id, said=True)
+        async with call.store.reading():  # a query's reads (the store chooses where)
+            task, said = await _read(call, params.id, said=True)
         return _shown(call, task, said, tasks.history_length(length))
 
     @shielded
@@ -109,7 +110,8 @@ class Handler(RequestHandler):
         self, params: ListTasksRequest, context: ServerCallContext
     ) -> ListTasksResponse:
         call = call_of(context)
-        return await listing.page(call, params)
+        async with call.store.reading():  # a query's reads (the store chooses where)
+            return await listing.page(call, params)
 
     @shielded
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
