@@ -470,12 +470,15 @@ def _with_store(url: str | None, run: Callable[[Store], Awaitable[T]]) -> T:
 
 
 async def _checked(store: Store) -> None:
-    """PostgreSQL: the pooler and the direct URL as `serve` checks them."""
+    """PostgreSQL: the pooler, the direct URL and the read URL as `serve` checks them."""
     if not store.sqlite:
         from app.storage.engine import startup_settings
         from app.storage.pooling import check
+        from app.storage.replica import check as check_read
 
-        await check(store.url, store.pooled, store.direct_url, startup_settings(), store.read_url)
+        await check(store.url, store.pooled, store.direct_url, startup_settings())
+        if store.read_url is not None:
+            await check_read(store.url, store.read_url, store.pooled, startup_settings())
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
 from app.storage.engine import is_sqlite, startup_settings
 from app.storage.migrate import upgrade
 from app.storage.pooling import check
+from app.storage.replica import check as check_read
 from app.storage.store import Store
 from app.tuning import A2A_SEND_WAIT, A2A_SEND_WAIT_VARIABLE
 
@@ -150,10 +151,10 @@ async def _prepare(url: str, owner: str) -> str | None:
     On the plain path: the app's store checks the fast paths once logging is set up."""
     store = Store(url, fast=False)
     try:
-        if not store.sqlite:  # a session-mode pooler, a direct URL elsewhere: refused here
-            await check(
-                store.url, store.pooled, store.direct_url, startup_settings(), store.read_url
-            )
+        if not store.sqlite:  # a session-mode pooler, a direct or read URL elsewhere: refused
+            await check(store.url, store.pooled, store.direct_url, startup_settings())
+            if store.read_url is not None:  # a standby of the same database
+                await check_read(store.url, store.read_url, store.pooled, startup_settings())
         await upgrade(store.direct_engine)
         async with store.read() as tx:
             empty = await tx.principals.count_persons() == 0

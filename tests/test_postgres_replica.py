@@ -47,7 +47,8 @@ from server import (
 from sqlalchemy.engine import make_url
 
 from app.storage.engine import startup_settings
-from app.storage.pooling import CONNECTIONS_VARIABLE, DatabaseSettingError, budget, check
+from app.storage.pooling import CONNECTIONS_VARIABLE, DatabaseSettingError, budget
+from app.storage.replica import check
 
 pytestmark = [
     postgres_only,
@@ -346,8 +347,9 @@ def _refused(result: Any) -> str:
 async def test_a_read_url_that_is_no_standby_of_the_database_is_refused_in_one_line(
     clusters: tuple[Cluster, Cluster], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`prickle serve` exits with 2 and one line; the other refusals are the same check's
-    (app/storage/pooling.py's `check`, `budget`), asked here without a process each."""
+    """`prickle serve` exits with 2 and one line; the other refusals are the same checks'
+    (app/storage/replica.py's `check`, app/storage/pooling.py's `budget`), asked here
+    without a process each."""
     primary, standby = clusters
     args = ("--database-url", primary.url, "--database-read-url", primary.url)
     result = await asyncio.to_thread(prickle, "serve", "--port", str(free_port()), *args)
@@ -360,8 +362,8 @@ async def test_a_read_url_that_is_no_standby_of_the_database_is_refused_in_one_l
     }
     for read_url, said in refusals.items():
         with pytest.raises(DatabaseSettingError, match=re.escape(said)):
-            await check(primary.url, False, None, startup_settings(), read_url)
-    await check(primary.url, False, None, startup_settings(), standby.url)  # a standby
+            await check(primary.url, read_url, False, startup_settings())
+    await check(primary.url, standby.url, False, startup_settings())  # a standby
     monkeypatch.setenv(CONNECTIONS_VARIABLE, "4")
     with pytest.raises(DatabaseSettingError, match="read replica 1; give at least 5"):
         budget(20, listening=True, reading=True)

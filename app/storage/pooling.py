@@ -141,17 +141,11 @@ def budget(pool_size: int, listening: bool, reading: bool = False) -> Budget:
     return Budget(rest - replica, 0, listen, replica=replica)
 
 
-async def check(
-    url: str,
-    pooled: bool,
-    direct: str | None,
-    startup: dict[str, str],
-    read: str | None = None,
-) -> None:
+async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, str]) -> None:
     """Refuse, in one line (`DatabaseSettingError`), a pooler that keeps a session per client,
     a pooler not said to be one (it refuses the `startup` parameters a direct connection
-    sends), a direct URL on another database or server than the URL's, and a read URL that
-    is not a standby of the URL's database (app/storage/replica.py)."""
+    sends), and a direct URL on another database or server than the URL's. (A read URL:
+    app/storage/replica.py's `check`.)"""
     import asyncpg
 
     arguments = connect_arguments(pooled)
@@ -176,10 +170,6 @@ async def check(
             await _transaction_pooled(dsn, first, arguments)
         if direct is not None:
             await _same_database(direct, identity)
-        if read is not None:
-            from app.storage.replica import check as check_read
-
-            await check_read(first, read, pooled, startup)
     finally:
         await first.close()
 

@@ -270,23 +270,33 @@ async def inserted_position(conn: Any) -> int:
     return int((await conn.execute(_INSERTED)).scalar())
 
 
-async def check(primary: Any, url: str, pooled: bool, startup: dict[str, str]) -> None:
-    """Refuse, in one line, a read URL that is not a standby (`pg_is_in_recovery()` false)
-    or not the primary's database (its system identifier or database name differ).
-    `primary`: an asyncpg connection to the database URL. A read URL that does not answer
-    is said once: its reads go to the primary until it does."""
+async def check(url: str, read: str, pooled: bool, startup: dict[str, str]) -> None:
+    """Refuse, in one line (`DatabaseSettingError`), a read URL that is not a standby
+    (`pg_is_in_recovery()` false) or not the database URL's database (another system
+    identifier or database name), and a pooler not said to be one. A read URL that does not
+    answer is said once: its reads go to the primary until it does (as they do while the
+    database URL does not answer: the server's outage handling says so)."""
     import asyncpg
 
     from app.storage.pooling import connect_arguments
 
-    shown = make_url(url).render_as_string(hide_password=True)
-    ask = "SELECT system_identifier::text, current_database() FROM pg_control_system()"
-    ours = await primary.fetchrow(ask, timeout=CHECK_SECONDS)
+    shown = make_url(read).render_as_string(hide_password=True)
     arguments = connect_arguments(pooled)
     if not pooled:
         arguments["server_settings"] = startup
+    ask = "SELECT system_identifier::text, current_database() FROM pg_control_system()"
     try:
-        conn = await asyncpg.connect(plain_dsn(url), timeout=CHECK_SECONDS, **arguments)
+        primary = await asyncpg.connect(plain_dsn(url), timeout=CHECK_SECONDS, **arguments)
+    except (TimeoutError, OSError, asyncpg.PostgresError):
+        return  # (pooling.check has said what is wrong with it)
+    try:
+        ours = await primary.fetchrow(ask, timeout=CHECK_SECONDS)
+    except (TimeoutError, OSError, asyncpg.PostgresError):
+        return
+    finally:
+        primary.terminate()
+    try:
+        conn = await asyncpg.connect(plain_dsn(read), timeout=CHECK_SECONDS, **arguments)
     except (TimeoutError, OSError, asyncpg.PostgresError) as error:
         if "unsupported startup parameter" in str(error):
             raise DatabaseSettingError(
