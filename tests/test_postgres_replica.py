@@ -132,6 +132,13 @@ def _version(server: Server, token: str, task_id: str, sent: str | None = None) 
     return int(answer["data"]["task"]["version"])
 
 
+def _events(server: Server, token: str, task_id: str) -> int:
+    """How many of the task's events `task_events` answers."""
+    query = "query($id: ID!) { task_events(task_id: $id, first: 100) { edges { cursor } } }"
+    edges = server.data(query, {"id": task_id}, token)["task_events"]["edges"]
+    return len(edges)
+
+
 def _wait_for_replay(standby: Cluster, state: str) -> None:
     """pg_wal_replay_pause() is asked for, then takes effect: wait until it has."""
     while standby.psql("SELECT pg_get_wal_replay_pause_state()") != state:
@@ -154,6 +161,10 @@ def test_own_writes_are_read_fresh_while_the_standby_lags_and_others_read_it(
     owner, worker = _workers(served)
     task_id = _task(served, owner, worker)
     version = _version(served, worker, task_id)  # the worker has read it: its floor
+    logged = _events(served, owner, task_id)
+    deadline = time.monotonic() + 10
+    while _events(served, worker, task_id) < logged:  # the log, as far as the standby has it
+        assert time.monotonic() < deadline, "the standby's log never reached the primary's"
     standby.psql("SELECT pg_wal_replay_pause()")
     _wait_for_replay(standby, "paused")
     try:
@@ -168,6 +179,10 @@ def test_own_writes_are_read_fresh_while_the_standby_lags_and_others_read_it(
         # another client is served by the paused standby, as it stood
         assert _version(served, worker, task_id) == version
         assert _routed(served)["replica"] == after["replica"] + 1
+        # the log too: the move's event for its writer, the standby's log for the other
+        # (never past what the standby holds: no gap for a cursor read there)
+        assert _events(served, owner, task_id) == logged + 1
+        assert _events(served, worker, task_id) == logged
         # ... unless it carries the position the owner's write answered (another process's)
         assert _version(served, worker, task_id, sent=position) == version + 1
         # a read never goes backwards: the worker has seen the move now

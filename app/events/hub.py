@@ -240,8 +240,10 @@ class Hub:
         """With nobody subscribed, move the head to the newest committed seq without reading
         the events: to the one announced, or after a poll or a reconnection (either may
         follow a missed announcement) to the log's. On PostgreSQL the announced seq may have
-        lower ones still in flight: the first subscriber settles the head (`subscribe`)."""
-        if self._unsure:
+        lower ones still in flight: the first subscriber settles the head (`subscribe`).
+        With a read replica the log's bound is proven at every wake all the same: a
+        standby's reads of the log go as far as the bounds proven here (app/storage/replica.py)."""
+        if self._unsure or self.store.replica is not None:
             async with self.store.read() as tx:
                 self.committed = max(self.committed, await tx.events.last_seq())
             self._unsure = False

@@ -215,25 +215,27 @@ class Replica:
     def floor(self, route: Route) -> int:
         return max(self.positions.floor(route.key), route.sent)
 
-    async def caught_up(self, conn: Any, floor: int) -> bool:
-        """Whether the standby (`conn`, a transaction on it) has replayed `floor`, asked
-        until it has or `DB_READ_WAIT` has passed. RuntimeError: it is no standby now."""
+    async def caught_up(self, conn: Any, floor: int) -> int | None:
+        """The standby's replay position once it has replayed `floor` (`conn`: a transaction
+        on it), asked until it has or `DB_READ_WAIT` has passed (then None). RuntimeError:
+        it is no standby now."""
         replayed = await replayed_position(conn)
         if replayed >= floor:
-            return True
+            return replayed
         if floor == UNKNOWN:
-            return False
+            return None
         began = time.monotonic()
         deadline = began + tuning.DB_READ_WAIT.value()
         try:
             while time.monotonic() < deadline:
                 await asyncio.sleep(POLL_SECONDS)
-                if await replayed_position(conn) >= floor:
-                    return True
+                replayed = await replayed_position(conn)
+                if replayed >= floor:
+                    return replayed
         finally:
             self.counts.waited += time.monotonic() - began
         self.counts.lagging += 1
-        return False
+        return None
 
     def read(self, route: Route, position: int | None) -> None:
         """A routed read ended; `position`: what it may have seen, if known."""

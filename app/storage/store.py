@@ -256,7 +256,8 @@ class Store:
             stack = AsyncExitStack()
             try:
                 tx = await stack.enter_async_context(self._replica_transaction())
-                fresh = await standby.caught_up(tx.conn, standby.floor(route))
+                tx.replayed = await standby.caught_up(tx.conn, standby.floor(route))
+                fresh = tx.replayed is not None
             except Exception as error:  # refused, dropped, promoted: the primary reads
                 with suppress(Exception):
                     await stack.aclose()

@@ -50,6 +50,8 @@ class Tx:
         self.horizon = horizon if horizon is not None else Horizon()
         self.announces = announces  # PostgreSQL: its events' statement sends pg_notify
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
+        # a read replica's transaction: the standby's replay position at its start
+        self.replayed: int | None = None
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
         # what a statement read ahead for a repository, by (what, key): asked for later in

@@ -7,8 +7,9 @@ A repository knows its transaction only as `UnitOfWork`, what it uses of one; `T
 from __future__ import annotations
 
 import functools
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Insert, Table, insert
@@ -23,13 +24,30 @@ if TYPE_CHECKING:
 
 @dataclass
 class Horizon:
-    """The highest safe bound this process has proven (PostgreSQL); it only grows."""
+    """The highest safe bound this process has proven (PostgreSQL); it only grows. With each
+    bound proven on the primary, the primary's WAL insert position at the proof: every
+    event at or below the bound had committed before it, so a standby that has replayed
+    that position holds them all (`replayed`: a read replica's bound, app/storage/replica.py)."""
 
     safe: int = 0
+    proofs: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=PROOFS))
 
-    def proven(self, bound: int) -> int:
+    def proven(self, bound: int, position: int | None = None) -> int:
         self.safe = max(self.safe, bound)
+        if position is not None and (not self.proofs or self.proofs[-1][0] < self.safe):
+            self.proofs.append((self.safe, position))
         return self.safe
+
+    def replayed(self, position: int) -> int:
+        """The highest bound proven at or before WAL `position` (0 if none is known): on a
+        standby that has replayed `position`, no event at or below it can still appear."""
+        for bound, at in reversed(self.proofs):
+            if at <= position:
+                return bound
+        return 0
+
+
+PROOFS = 1024  # bounds remembered with their WAL positions (a standby may lag that many)
 
 
 class TaskWrites(Protocol):
@@ -69,6 +87,7 @@ class UnitOfWork(Protocol):
     horizon: Horizon
     announces: bool
     event_bound: int | None
+    replayed: int | None  # a read replica's transaction: the replay position at its start
     last_seq: int
     members_changed: bool
     read_ahead: dict[tuple[str, str], Any]

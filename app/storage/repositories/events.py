@@ -16,6 +16,11 @@ Usually none is running below N (the snapshot says so: one round trip), or those
 end within a few milliseconds (`pg_stat_activity`'s `backend_xid`); if not within
 `WAIT_SECONDS`, the bound stays at the last one proven (`Horizon.safe`). A transaction
 computes its bound once (`age()` reads N once per transaction).
+
+A read replica's transaction (`Tx.replayed`: the standby's replay position) proves nothing
+there (a standby's sequence runs ahead of the draws, and it sees none of the primary's
+running transactions): its bound is the highest the primary proved at a WAL position the
+standby has replayed (`Horizon.replayed`).
 """
 
 from __future__ import annotations
@@ -86,16 +91,20 @@ _LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
 # N, the next transaction id: `age()` measures from it, read at its first call in the
 # transaction (or from this transaction's own id, when it has one: then no proof here);
 # and whether no transaction at all is running below N (the snapshot's oldest running)
+# (and the primary's WAL insert position: past every commit the snapshot saw, for a
+# standby's bound, `Horizon.replayed`)
 _NEXT_XID = text(
     "SELECT pg_current_xact_id_if_assigned() IS NOT NULL,"
-    " age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0"
+    " age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0,"
+    " (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
     " FROM pg_current_snapshot() AS s"
 )
 # the statistics snapshot is kept until the transaction ends unless cleared
 _FORGET_ACTIVITY = text("SELECT pg_stat_clear_snapshot()")
 # transactions of this database still running below N (only they can draw from its sequence)
 _RUNNING_BELOW_N = text(
-    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    "SELECT count(*), (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
+    " FROM pg_stat_activity WHERE datname = current_database()"
     " AND backend_xid IS NOT NULL AND age(backend_xid) > 0 AND pid <> pg_backend_pid()"
 )
 _AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
@@ -311,7 +320,10 @@ class Events(Repository):
 
     async def _safe_bound(self) -> int:
         if self.tx.event_bound is None:
-            self.tx.event_bound = await self._prove_bound()
+            if self.tx.replayed is not None:  # a standby's: what the primary proved before
+                self.tx.event_bound = self.tx.horizon.replayed(self.tx.replayed)
+            else:
+                self.tx.event_bound = await self._prove_bound()
         return self.tx.event_bound
 
     async def _prove_bound(self) -> int:
@@ -319,16 +331,17 @@ class Events(Repository):
         drawn: int = (await conn.execute(_LAST_DRAWN)).scalar_one()
         if drawn <= horizon.safe:
             return horizon.safe
-        has_xid, none_running = (await conn.execute(_NEXT_XID)).one()
+        has_xid, none_running, position = (await conn.execute(_NEXT_XID)).one()
         if has_xid:
             return horizon.safe
         deadline = time.monotonic() + WAIT_SECONDS
         while not none_running:
             await conn.execute(_FORGET_ACTIVITY)
-            none_running = (await conn.execute(_RUNNING_BELOW_N)).scalar_one() == 0
+            running, position = (await conn.execute(_RUNNING_BELOW_N)).one()
+            none_running = running == 0
             if none_running:
                 break
             if time.monotonic() >= deadline:
                 return horizon.safe
             await asyncio.sleep(POLL_SECONDS)
-        return horizon.proven(drawn)
+        return horizon.proven(drawn, position)
