@@ -70,6 +70,16 @@ def fault(
 _UNHOLDABLE = frozenset({"22021", "22P05"})
 
 
+def recovery_conflict(error: BaseException) -> Unavailable | None:
+    """A hot standby's cancellation of a read that conflicts with the WAL it replays
+    (serialization_failure, 40001, "conflict with recovery"): that standby is unavailable
+    for the read, not the database."""
+    for found in _chain(error):
+        if getattr(found, "sqlstate", None) == "40001" and "recovery" in str(found):
+            return Unavailable(UNREACHABLE, "none", RETRY_AFTER)
+    return None
+
+
 def unholdable(error: BaseException) -> InvalidInput | None:
     """The refusal of a value the database cannot hold, when `error` is that; else None."""
     for found in _chain(error):

@@ -52,7 +52,14 @@ from app.storage.engine import (
 )
 from app.storage.fast.paths import FastPaths
 from app.storage.fast.shared_read import shared_of, sharing
-from app.storage.outage import PROBE_TIMEOUT, Health, fault, probe, unholdable
+from app.storage.outage import (
+    PROBE_TIMEOUT,
+    Health,
+    fault,
+    probe,
+    recovery_conflict,
+    unholdable,
+)
 from app.storage.pooling import (
     Budget,
     budget,
@@ -315,8 +322,11 @@ class Store:
         """Raise `Unavailable` when `error` is the database failing (told to `health`), and
         `InvalidInput` when it is a value the database cannot hold."""
         refusal = fault(error, write, committing)
+        standby = not write and self.replica is not None and replica.reading_replica()
+        if refusal is None and standby:
+            refusal = recovery_conflict(error)
         if refusal is not None:
-            if not write and self.replica is not None and replica.reading_replica():
+            if standby and self.replica is not None:
                 self.replica.failed(error)  # the standby's failure, not the database's
             else:
                 self.health.failed(refusal, error)
