@@ -2,10 +2,11 @@
 and a hot standby of it (tests/pg_cluster.py: initdb, `pg_basebackup -R`, pg_ctl), one of
 each for the module, and one server on them.
 
-- A client's read after its own write sees it, the standby paused or not (its read goes to
-  the primary once the standby has not replayed the write within PRICKLE_DB_READ_WAIT);
-  another client's reads are served by the paused standby; the `Prickle-Position` a
-  response answers, sent back by another client, makes its read as fresh.
+- A client's read after its own write sees it (GraphQL's `task` and `task_events`, A2A's
+  GetTask), the standby paused or not (its read goes to the primary once the standby has
+  not replayed the write within PRICKLE_DB_READ_WAIT); another client's reads are served
+  by the paused standby, never past the log it holds; the `Prickle-Position` a response
+  answers, sent back by another client, makes its read as fresh.
 - Under a mixed load: no client ever reads a task older than its own last write or read
   of it, the standby serves a share of the reads, and neither pool outgrows its share of
   `--database-connections`.
@@ -139,6 +140,14 @@ def _events(server: Server, token: str, task_id: str) -> int:
     return len(edges)
 
 
+def _a2a_state(server: Server, token: str, agent: str, task_id: str) -> str:
+    """The task's state as A2A's GetTask answers it, at its assignee `agent`."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+    headers = {"A2A-Version": "1.0", **server.headers(token)}
+    answer = server.client.post(f"{server.base_url}/a2a/{agent}", json=body, headers=headers)
+    return str(answer.json()["result"]["status"]["state"])
+
+
 def _wait_for_replay(standby: Cluster, state: str) -> None:
     """pg_wal_replay_pause() is asked for, then takes effect: wait until it has."""
     while standby.psql("SELECT pg_get_wal_replay_pause_state()") != state:
@@ -183,6 +192,14 @@ def test_own_writes_are_read_fresh_while_the_standby_lags_and_others_read_it(
         # (never past what the standby holds: no gap for a cursor read there)
         assert _events(served, owner, task_id) == logged + 1
         assert _events(served, worker, task_id) == logged
+        # and A2A's GetTask: the writer's fresh (the primary's), the other's the standby's
+        agent = served.data("{ me { id } }", token=worker)["me"]["id"]
+        routed = _routed(served)
+        fresh = _a2a_state(served, owner, agent, task_id)
+        stale = _a2a_state(served, worker, agent, task_id)
+        assert fresh != stale
+        assert _routed(served)["lagging"] == routed["lagging"] + 1
+        assert _routed(served)["replica"] == routed["replica"] + 1
         # ... unless it carries the position the owner's write answered (another process's)
         assert _version(served, worker, task_id, sent=position) == version + 1
         # a read never goes backwards: the worker has seen the move now
