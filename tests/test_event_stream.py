@@ -52,7 +52,9 @@ async def test_live_events_arrive_in_order_with_matching_states(store, hub) -> N
     alice, coder, writer = await _people(store)
     stream = events_for(hub, store, alice, Filters(), after=None)
     first = asyncio.ensure_future(_take(stream, 4))
-    await asyncio.sleep(0.05)
+    async with asyncio.timeout(5):  # until the stream has subscribed: then it hears what follows
+        while not hub.subscribers:
+            await asyncio.sleep(0.01)
     task = await _routed(store, coder)
     await verbs.accept_task(store, writer, task.id)
     await verbs.start_task(store, writer, task.id)
