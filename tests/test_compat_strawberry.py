@@ -24,6 +24,9 @@ from app.api.inputs import HandoffInput
 from app.api.schema import build_schema
 from app.compat import strawberry as compat
 
+# Strawberry's internals and the answers above storage: the backend does not change them
+pytestmark = pytest.mark.once
+
 VERSION = version("strawberry-graphql")
 MISSING = ("strawberry.types.info", "Info._gone")  # a name no Strawberry has
 WARNING = "the API's fast paths are off"
