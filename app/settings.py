@@ -202,7 +202,7 @@ def setting(
 class Settings:
     # `prickle serve`'s flags, each also its PRICKLE_* variable
     host: str = setting("127.0.0.1", text, "the address to listen on")
-    port: int = setting(8000, whole, "the port to listen on")
+    port: int = setting(8000, whole, "the port to listen on", metavar="PORT")
     database_url: str = setting(
         DEFAULT_URL, text, "the database (SQLite or PostgreSQL)", metavar="URL", secret=True
     )
@@ -220,7 +220,7 @@ class Settings:
         metavar="URL",
         secret=True,
     )
-    workers: int = setting(1, whole, "processes serving (above 1 needs PostgreSQL)")
+    workers: int = setting(1, whole, "processes serving (above 1 needs PostgreSQL)", metavar="N")
     owner: str = setting("admin", text, "owner created on an empty database", metavar="HANDLE")
     access_log: bool = setting(False, on_off, "log a line per request")
     rate_limit: int = setting(
@@ -257,8 +257,8 @@ class Settings:
         None,
         positive,
         "the most database connections each process holds in all: its pool (N less LISTEN "
-        "and the health probe) and no overflow (default: the pool size, as many again in "
-        "overflow, LISTEN and the probe)",
+        "and the health probe) and no overflow (the pool size, as many again in "
+        "overflow, LISTEN and the probe when unset)",
         metavar="N",
     )
     cors_origins: str = setting(
@@ -266,7 +266,7 @@ class Settings:
         origins,
         "the other origins whose pages may call /graphql and /a2a: exact "
         "(https://app.example.com) or subdomains (https://*.example.com), separated by "
-        "commas (default: none, the server's own origin only)",
+        "commas (none: the server's own origin only)",
         metavar="ORIGIN,...",
     )
     trusted_documents: str | None = setting(
@@ -285,13 +285,13 @@ class Settings:
     log_format: str | None = setting(
         None,
         log_format_of,
-        "log lines as JSON or text (default: json unless stderr is a terminal)",
+        "log lines as JSON or text (none: json unless stderr is a terminal)",
         metavar="{json,text}",
     )
     metrics_from: str = setting(
         LOOPBACK,
         address_ranges,
-        "the address ranges GET /metrics answers (default: loopback)",
+        "the address ranges GET /metrics answers (the default: loopback)",
         metavar="CIDR,...",
     )
     graceful_timeout: int = setting(
@@ -552,7 +552,7 @@ def to_json(settings: Settings) -> str:
 
 def from_json(text: str) -> Settings:
     data = json.loads(text)
-    values = {
+    values: dict[str, Any] = {
         name: tuple(value) if isinstance(value, list) else value
         for name, value in data["values"].items()
         if name in BY_NAME
@@ -570,7 +570,7 @@ def add_flags(command: argparse.ArgumentParser, names: Iterable[str] = FLAGS) ->
     for name in names:
         declared = BY_NAME[name]
         assert declared.flag, name
-        default = declared.show(declared.default) if declared.default is not None else "none"
+        default = _tuned(declared.default) if declared.switch else declared.show(declared.default)
         help = f"{declared.help} [env {declared.variable}; default: {default or 'none'}]"
         if declared.switch:
             command.add_argument(

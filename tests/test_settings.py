@@ -98,3 +98,9 @@ def test_each_setting_has_a_variable_of_its_own_and_help() -> None:
     assert len(variables) == len(set(variables))
     assert all(d.help for d in DECLARED)
     assert all(v.startswith(("PRICKLE_", "OTEL_")) for v in variables)
+
+
+def test_the_operations_guide_names_every_setting() -> None:
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    missing = [d.variable for d in DECLARED if f"`{d.variable}`" not in guide]
+    assert missing == [], "list each in docs/operations.md, Settings"
