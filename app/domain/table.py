@@ -30,7 +30,6 @@ from app.domain.errors import PrickleError
 START = "requested"  # every task starts here, made by one of the creating verbs
 WAITING = "waiting"  # the state that `waiting_on` qualifies
 SYSTEM = "system"  # the server itself: no caller makes its moves
-ENV = "PRICKLE_TRANSITIONS"  # the setting naming another table (app/settings.py)
 _served: str | None = None
 
 Position = tuple[str, str | None]  # (state, waiting_on)
