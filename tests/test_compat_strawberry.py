@@ -17,6 +17,7 @@ from live import Cast
 from server import Server
 from strawberry.types import get_object_definition
 
+from app import settings
 from app.api import fast as fast_paths
 from app.api.fast import inputs as fast_inputs
 from app.api.fast.compiled import CompilingExecutor
@@ -49,9 +50,11 @@ def checked_again(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The check runs again in this test, and once more after it (and the input hooks are
     put back), so that the other tests see the server as it was."""
     monkeypatch.setenv("PRICKLE_FAST_PATHS", "on")
+    settings.forget()  # read again, with the variable
     compat.usable.cache_clear()
     yield
     monkeypatch.undo()
+    settings.forget()
     compat.usable.cache_clear()
     fast_inputs.wire(fast_paths.enabled())
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from server import ROOT
 
-from app.tuning import TUNABLES
+from app.settings import DECLARED
 
 
 def prickle(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -59,8 +59,8 @@ def test_every_serve_flag_has_its_variable() -> None:
         "PRICKLE_DB_POOL_SIZE",
     }
     printed = config()
-    tunables = {t.variable for t in TUNABLES}
-    assert {a.dest.replace("_", "-") for a in flags} | tunables == set(printed)
+    without_flags = {d.variable for d in DECLARED if d.flag is None}
+    assert {a.dest.replace("_", "-") for a in flags} | without_flags == set(printed)
 
 
 @pytest.mark.once
@@ -79,6 +79,8 @@ def test_config_reads_the_environment_and_masks_secrets() -> None:
     assert settings["metrics-from"] == "10.0.0.0/8  (PRICKLE_METRICS_FROM is set)"
     assert settings["graceful-timeout"] == "12  (PRICKLE_GRACEFUL_TIMEOUT is set)"
     assert config("--port", "9002", PRICKLE_PORT="9001")["port"].startswith("9002")
+    assert config("--port", "9002", PRICKLE_PORT="9001")["port"] == "9002  (from --port)"
+    assert config("--access-log")["access-log"] == "True  (from --access-log)"
 
 
 def test_a_flag_from_the_environment_takes_effect(start_server: Any) -> None:
@@ -118,10 +120,13 @@ def test_config_refuses_what_serve_refuses() -> None:
         ({"PRICKLE_LOG_FORMAT": "xml"}, "--log-format"),
         ({"PRICKLE_METRICS_FROM": "not-a-range"}, "--metrics-from"),
         ({"PRICKLE_GRACEFUL_TIMEOUT": "-5"}, "--graceful-timeout"),
+        ({"PRICKLE_ACCESS_LOG": "maybe"}, "--access-log"),
+        ({"PRICKLE_PORT": "http"}, "--port"),
     ):
         done = prickle("config", **variables)
         assert done.returncode == 2, (variables, done.stdout)
         assert flag in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 @pytest.mark.once
