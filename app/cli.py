@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,15 +12,8 @@ from typing import TYPE_CHECKING, TypeVar
 from app.domain.errors import ProtocolError
 from app.domain.principals import agent, person
 from app.domain.table import TableError, table
-from app.storage.engine import DEFAULT_POOL_SIZE, POOL_SIZE_VARIABLE, database_url
-from app.storage.pooling import (
-    CONNECTIONS_VARIABLE,
-    DIRECT_URL_VARIABLE,
-    POOLED_VARIABLE,
-    DatabaseSettingError,
-)
-from app.storage.replica import READ_URL_VARIABLE
-from app.tuning import A2A_SEND_WAIT, SettingError
+from app.settings import DATABASE_FLAGS, SettingError, add_flags, current, given, read, use
+from app.storage.pooling import DatabaseSettingError
 
 if TYPE_CHECKING:
     from app.domain.tokens import TokenInfo
@@ -36,7 +28,7 @@ T = TypeVar("T")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        _database_environment(args)
+        use(read(given(args)))  # the settings, read once: flags, PRICKLE_*, defaults
         return args.run(args) or 0
     except ProtocolError as error:
         from app.api import errors
@@ -46,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     except TableError as error:
         print(f"prickle: the transition table: {error}", file=sys.stderr)
         return 2
-    except SettingError as error:  # a PRICKLE_* variable, read by whatever the command loads
+    except SettingError as error:  # a setting's flag or variable (app/settings.py)
         print(f"prickle: {error}", file=sys.stderr)
         return 2
     except DatabaseSettingError as error:  # found at start: a pooler, a direct URL, a budget
@@ -59,72 +51,17 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the GraphQL server (migrates on start)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--database-url", default=None)
-    _database_options(serve)
-    serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--owner", default="admin", help="owner created on an empty database")
-    serve.add_argument("--access-log", action="store_true", help="log a line per request")
-    serve.add_argument(
-        "--rate-limit",
-        type=int,
-        default=None,
-        metavar="N",
-        help="mutations a second per principal, a burst of 2N, in each process; 0 turns it "
-        "off (default: PRICKLE_RATE_LIMIT or 50)",
-    )
-    serve.add_argument(
-        "--allow-private-webhooks",
-        action="store_true",
-        help="let webhooks reach loopback, private, link-local and multicast addresses "
-        "(default: PRICKLE_ALLOW_PRIVATE_WEBHOOKS)",
-    )
-    serve.add_argument(
-        "--allow-private-agents",
-        action="store_true",
-        help="let remote A2A agents be on loopback, private, link-local and multicast "
-        "addresses (default: PRICKLE_ALLOW_PRIVATE_AGENTS)",
-    )
-    serve.add_argument(
-        "--a2a-send-wait",
-        type=_seconds,
-        default=A2A_SEND_WAIT,
-        metavar="SECONDS",
-        help="the longest an A2A SendMessage waits for its task to end or to need input "
-        f"before it answers the task as it stands (default: {A2A_SEND_WAIT:g})",
-    )
-    serve.add_argument(
-        "--db-pool-size",
-        type=_positive,
-        default=DEFAULT_POOL_SIZE,
-        metavar="N",
-        help="database connections each process keeps open; a query holds one for its "
-        f"request, so N should cover the requests in flight (default: {DEFAULT_POOL_SIZE})",
-    )
-    serve.add_argument(
-        "--database-connections",
-        type=_positive,
-        default=None,
-        metavar="N",
-        help="the most database connections each process holds in all: its pool (N less "
-        "LISTEN and the health probe; with --database-read-url, half of it the replica's) "
-        "and no overflow (default: the pool size, as many again in overflow, LISTEN and the "
-        "probe)",
-    )
+    add_flags(serve)  # every setting with a flag (app/settings.py), each also its PRICKLE_*
     serve.set_defaults(run=_serve)
-    _frontend_options(serve)
-    # operating it (docs/operations.md): logs, metrics, draining, PRICKLE_* and `prickle config`
-    _operations_options(serve)
     config = commands.add_parser(
-        "config", help="print the settings `serve` would run with (secrets masked)"
+        "config",
+        help="print the settings `serve` would run with, and where each came from (secrets masked)",
     )
-    _copy_options(serve, config)
+    add_flags(config)
     config.set_defaults(run=_config)
 
     migrate = commands.add_parser("migrate", help="bring the database schema to the latest")
-    migrate.add_argument("--database-url", default=None)
-    _database_options(migrate)
+    add_flags(migrate, DATABASE_FLAGS)
     migrate.set_defaults(run=_migrate)
 
     token = commands.add_parser("token", help="tokens").add_subparsers(
@@ -138,13 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument(
         "--expires-in", type=int, default=None, metavar="SECONDS", help="expire it after this"
     )
-    create.add_argument("--database-url", default=None)
-    _database_options(create)
+    add_flags(create, DATABASE_FLAGS)
     create.set_defaults(run=_token_create)
     revoke = token.add_parser("revoke", help="revoke a token by its id, on every server at once")
     revoke.add_argument("id", metavar="ID")
-    revoke.add_argument("--database-url", default=None)
-    _database_options(revoke)
+    add_flags(revoke, DATABASE_FLAGS)
     revoke.set_defaults(run=_token_revoke)
 
     erase = commands.add_parser(
@@ -153,8 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     whom = erase.add_mutually_exclusive_group(required=True)
     whom.add_argument("--person", metavar="HANDLE")
     whom.add_argument("--agent", metavar="OWNER/NAME")
-    erase.add_argument("--database-url", default=None)
-    _database_options(erase)
+    add_flags(erase, DATABASE_FLAGS)
     erase.set_defaults(run=_erase)
 
     archive = (
@@ -168,15 +102,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     archive.add_argument("--ended-before", required=True, metavar="DATE")
     archive.add_argument("--jsonl", metavar="FILE", help="into this new file, not a table")
-    archive.add_argument("--database-url", default=None)
-    _database_options(archive)
+    add_flags(archive, DATABASE_FLAGS)
     archive.set_defaults(run=_events_archive)
 
     demo = commands.add_parser(
         "demo",
         help="fill an empty database with a small project in every state, for the board",
     )
-    demo.add_argument("--database-url", default=None)
+    add_flags(demo, ["database_url"])
     demo.set_defaults(run=_demo)
 
     docs = commands.add_parser(
@@ -194,176 +127,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _database_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--database-pooled",
-        action="store_true",
-        help="the database URL is a transaction-mode pooler (PgBouncer, ...): settings per "
-        "transaction, unnamed statements, no LISTEN on it",
-    )
-    command.add_argument(
-        "--database-direct-url",
-        default=None,
-        metavar="URL",
-        help="a connection straight to PostgreSQL, for LISTEN and migrations (behind a "
-        "pooler; without it, other processes' events are polled for)",
-    )
-    command.add_argument(
-        "--database-read-url",
-        default=None,
-        metavar="URL",
-        help="a hot standby of the database: queries may read there, each client still "
-        "seeing its own writes (docs/operations.md)",
-    )
-
-
-def _database_environment(args: argparse.Namespace) -> None:
-    """The database options where the store reads them (and a server's workers find them)."""
-    import os
-
-    if getattr(args, "database_pooled", False):
-        os.environ[POOLED_VARIABLE] = "1"
-    if getattr(args, "database_direct_url", None):
-        os.environ[DIRECT_URL_VARIABLE] = args.database_direct_url
-    if getattr(args, "database_read_url", None):
-        os.environ[READ_URL_VARIABLE] = args.database_read_url
-    if getattr(args, "database_connections", None):
-        os.environ[CONNECTIONS_VARIABLE] = str(args.database_connections)
-
-
-def _positive(value: str) -> int:
-    if not value.strip().isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
-    return int(value)
-
-
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds above 0")
-    return seconds
-
-
-def _not_negative(value: str) -> int:
-    if not value.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of seconds")
-    return int(value)
-
-
 def _serve(args: argparse.Namespace) -> int:
-    import os
-
     from app.server import serve
     from app.service.verbs import registry
 
-    os.environ[POOL_SIZE_VARIABLE] = str(args.db_pool_size)  # the server and its workers
     table()  # a table that does not load (PRICKLE_TRANSITIONS) stops serve before it starts
     registry()  # and so does a verb declared (PRICKLE_VERBS) that the table does not name
-
-    return serve(
-        host=args.host,
-        port=args.port,
-        url=database_url(args.database_url),
-        workers=args.workers,
-        owner=args.owner,
-        access_log=args.access_log,
-        rate_limit=args.rate_limit,
-        log_format=args.log_format,
-        metrics_from=args.metrics_from,
-        graceful_timeout=args.graceful_timeout,
-        allow_private_webhooks=args.allow_private_webhooks,
-        allow_private_agents=args.allow_private_agents,
-        a2a_send_wait=args.a2a_send_wait,
-        cors_origins=args.cors_origins,
-        trusted_documents=args.trusted_documents,
-        trusted_documents_only=args.trusted_documents_only,
-    )
-
-
-def _frontend_options(serve: argparse.ArgumentParser) -> None:
-    """Frontends on other origins (docs/frontends.md): CORS and persisted documents."""
-    serve.add_argument(
-        "--cors-origins",
-        default="",
-        metavar="ORIGIN,...",
-        help="the other origins whose pages may call /graphql and /a2a: exact "
-        "(https://app.example.com) or subdomains (https://*.example.com), separated by "
-        "commas (default: none, the server's own origin only)",
-    )
-    serve.add_argument(
-        "--trusted-documents",
-        default=None,
-        metavar="FILE",
-        help="a manifest of persisted documents (JSON: sha256 hash -> document) requests may "
-        "name by documentId, doc_id or their APQ hash",
-    )
-    serve.add_argument(
-        "--trusted-documents-only",
-        action="store_true",
-        help="run only the documents of --trusted-documents (and of the server's own "
-        "manifest): any other document is refused",
-    )
-
-
-def _operations_options(serve: argparse.ArgumentParser) -> None:
-    from app.observability.logs import FORMATS
-    from app.observability.settings import LOOPBACK
-    from app.settings import read_environment
-
-    serve.add_argument(
-        "--log-format",
-        choices=FORMATS,
-        default=None,
-        help="log lines as JSON or text (default: json unless stderr is a terminal)",
-    )
-    serve.add_argument(
-        "--metrics-from",
-        default=LOOPBACK,
-        metavar="CIDR,...",
-        help="the address ranges GET /metrics answers (default: loopback)",
-    )
-    serve.add_argument(
-        "--graceful-timeout",
-        type=_not_negative,
-        default=30,
-        metavar="SECONDS",
-        help="on SIGTERM, how long to wait for requests in flight (default: 30)",
-    )
-    read_environment(serve)
-
-
-def _copy_options(source: argparse.ArgumentParser, target: argparse.ArgumentParser) -> None:
-    from app.settings import copy_options
-
-    copy_options(source, target)
+    return serve(current())
 
 
 def _config(args: argparse.Namespace) -> int:
-    from app import tuning
-    from app.cors import Origins
-    from app.observability.logs import FORMATS
-    from app.observability.settings import networks
+    from app.api.persisted import load
     from app.settings import describe
 
-    try:  # what `serve` would refuse, refused here too
-        networks(args.metrics_from)
-        Origins.parse(args.cors_origins)
-        if args.trusted_documents:
-            from app.api.persisted import load
-
-            load(Path(args.trusted_documents))
-        tuning.check()
-        if args.log_format not in (None, *FORMATS):
-            raise ValueError(
-                f"--log-format must be one of {', '.join(FORMATS)}, not {args.log_format!r}"
-            )
-    except ValueError as error:
-        print(f"prickle: {error}", file=sys.stderr)
-        return 2
-    sys.stdout.write(describe(args) + "".join(f"{line}\n" for line in tuning.describe()))
+    settings = current()  # each value checked as it was read: what `serve` would refuse
+    if settings.trusted_documents:
+        try:
+            load(Path(settings.trusted_documents))
+        except ValueError as error:
+            print(f"prickle: {error}", file=sys.stderr)
+            return 2
+    sys.stdout.write(describe(settings))
     return 0
 
 
@@ -372,7 +156,7 @@ def _migrate(args: argparse.Namespace) -> int:
     from app.storage.store import Store
 
     async def run() -> None:
-        store = Store(args.database_url)
+        store = Store(current().database_url)
         try:
             await _checked(store)
             await upgrade(store.direct_engine)
@@ -380,7 +164,7 @@ def _migrate(args: argparse.Namespace) -> int:
             await store.close()
 
     asyncio.run(run())
-    print(f"migrated {database_url(args.database_url)}")
+    print(f"migrated {current().database_url}")
     return 0
 
 
@@ -394,7 +178,7 @@ def _token_create(args: argparse.Namespace) -> int:
         await upgrade(store.direct_engine)
         return await provision_token(store, principal, args.label, args.expires_in)
 
-    made = _with_store(args.database_url, run)
+    made = _with_store(current().database_url, run)
     print(f"token {made.token_info.id} for {principal.kind} {principal.id}:")
     print(made.token)
     return 0
@@ -408,7 +192,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
         await upgrade(store.direct_engine)
         return await revoke_token(store, None, args.id)
 
-    info = _with_store(args.database_url, run)
+    info = _with_store(current().database_url, run)
     print(f"revoked token {info.id} of {info.principal_kind} {info.principal} at {info.revoked_at}")
     return 0
 
@@ -423,7 +207,7 @@ def _erase(args: argparse.Namespace) -> int:
             return await erase_person(store, None, args.person)
         return await erase_agent(store, None, args.agent)
 
-    done = _with_store(args.database_url, run)
+    done = _with_store(current().database_url, run)
     print(
         f"erased {done.principal} at {done.erased_at}: {done.tokens_revoked} tokens revoked, "
         f"{done.tasks_marked} tasks marked"
@@ -444,7 +228,7 @@ def _events_archive(args: argparse.Namespace) -> int:
         await upgrade(store.direct_engine)
         return await archive_events(store, args.ended_before, jsonl)
 
-    done = _with_store(args.database_url, run)
+    done = _with_store(current().database_url, run)
     where = jsonl or "events_archive"
     print(
         f"archived {done.events} events of tasks ended before {args.ended_before} to {where};"
@@ -488,7 +272,7 @@ def _demo(args: argparse.Namespace) -> int:
     from app.service.database import fault, migrate
     from app.service.demo import Demo, fill
 
-    url = make_url(database_url(args.database_url))
+    url = make_url(current().database_url)
     shown = url.render_as_string(hide_password=True)
     folder = Path(url.database or ".").parent
     if url.get_backend_name() == "sqlite" and url.database and not folder.is_dir():
@@ -503,7 +287,7 @@ def _demo(args: argparse.Namespace) -> int:
             raise (fault(error) or error) from None
 
     try:
-        made = _with_store(args.database_url, run)
+        made = _with_store(current().database_url, run)
     except (OSError, DBAPIError) as error:  # no such database, no access to it, ...
         cause = getattr(error, "orig", None) or error
         print(f"prickle: {shown}: {str(cause).splitlines()[0]}", file=sys.stderr)

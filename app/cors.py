@@ -40,7 +40,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("app.cors")
 
-VARIABLE = "PRICKLE_CORS_ORIGINS"
 PATHS = ("/graphql", "/a2a")
 METHODS = ("GET", "POST", "OPTIONS")
 # What our clients and the usual GraphQL and A2A clients send: the bearer token, JSON bodies

@@ -14,9 +14,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from app.settings import current
+
 
 def routes() -> list[Route]:
-    if os.environ.get("PRICKLE_DEBUG_HOOKS") != "1":
+    if not current().debug_hooks:
         return []
     return [Route("/debug/live", live)]
 

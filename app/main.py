@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import gc
 import math
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -35,7 +34,7 @@ from strawberry.subscriptions import (
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
-from app import board, cors, debug, graphiql, tuning, vendor
+from app import board, cors, debug, graphiql, vendor
 from app.a2a.inbound import mount as a2a
 from app.a2a.outbound.dispatcher import Dispatcher
 from app.a2a.outbound.settings import Settings as DispatchSettings
@@ -43,7 +42,7 @@ from app.api import errors, media, persisted, sse
 from app.api import fast as fast_paths
 from app.api.context import Context, get_context
 from app.api.fast.delivery import DeliveringHandler
-from app.api.limits import DEFAULT_RATE, configured_rate, rate_limit
+from app.api.limits import rate_limit
 from app.api.schema import build_schema
 from app.api.ws import (
     LegacyWSHandler,
@@ -58,11 +57,12 @@ from app.observability import drain, metrics, tracing
 from app.observability.context import current as current_request
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
-from app.observability.settings import ACCESS_LOG
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate, replica
 from app.service.scheduler import Scheduler
-from app.service.webhook_delivery import Deliverer, Settings
+from app.service.webhook_delivery import Deliverer
+from app.service.webhook_delivery import Settings as DeliverySettings
+from app.settings import DEFAULT_RATE, current
 
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
 GC_THRESHOLDS = (50_000, 20, 100)
@@ -282,20 +282,20 @@ def create_app(
         try:
             await migrate(store)
             store.watch()
-            hub = Hub(store, queue_size=tuning.SUBSCRIBER_QUEUE.value())
+            hub = Hub(store, queue_size=current().subscriber_queue)
             hub.revocation_listeners.append(credentials_of(store).revoked)
             await hub.start()
-            scheduler = Scheduler(store, recheck=tuning.SCHEDULER_RECHECK.value())
+            scheduler = Scheduler(store, recheck=current().scheduler_recheck)
             await scheduler.start()
             deliverer = Deliverer(
                 store,
-                Settings.from_environment(),
+                DeliverySettings.of(current()),
                 hub.memberships_version,
                 bodies={"a2a": a2a.push_body},
             )
             hub.wake_listeners.append(deliverer.wake)
             await deliverer.start()
-            dispatcher = Dispatcher(store, DispatchSettings.from_environment())
+            dispatcher = Dispatcher(store, DispatchSettings.of(current()))
             hub.wake_listeners.append(dispatcher.wake)
             await dispatcher.start()
             app.state.store, app.state.hub = store, hub
@@ -317,7 +317,7 @@ def create_app(
     graphql = (FastGraphQLApp if schema.fast else GraphQLApp)(
         schema,
         keep_alive=True,
-        keep_alive_interval=tuning.PING_SECONDS.value(),
+        keep_alive_interval=current().ping_seconds,
         connection_init_wait_timeout=timedelta(seconds=30),
         max_subscriptions_per_connection=MAX_SUBSCRIPTIONS_PER_CONNECTION,
         subscription_protocols=SUBSCRIPTION_PROTOCOLS,
@@ -344,7 +344,7 @@ def create_app(
 def _middleware(origins: cors.Origins) -> list[Middleware]:
     """The request id and log line outermost, then CORS (its refusals logged and carrying the
     request id), then the refusal of WebSockets while draining."""
-    access_log = os.environ.get(ACCESS_LOG) == "1"
+    access_log = current().access_log
     return [
         *tracing.asgi_middleware(),
         Middleware(RequestLog, access_log=access_log),
@@ -438,14 +438,14 @@ def _database(request: Request) -> str:
 
 
 def app_from_environment() -> Starlette:
-    """The uvicorn factory: the database from PRICKLE_DATABASE_URL (or the default), the
-    mutation rate limit from PRICKLE_RATE_LIMIT (or the default), the origins whose pages
-    may call it from PRICKLE_CORS_ORIGINS, the persisted documents from
-    PRICKLE_TRUSTED_DOCUMENTS(_ONLY)."""
+    """The uvicorn factory: the app of this process's settings (app/settings.py: those
+    `prickle serve` handed its workers): its database, mutation rate limit, the origins
+    whose pages may call it, its persisted documents."""
     _collect_garbage_less_often()
-    origins = cors.Origins.parse(os.environ.get(cors.VARIABLE))
-    documents = persisted.Documents.from_environment()
-    return create_app(os.environ.get("PRICKLE_DATABASE_URL"), configured_rate(), origins, documents)
+    settings = current()
+    origins = cors.Origins.parse(settings.cors_origins)
+    documents = persisted.Documents.of(settings.trusted_documents, settings.trusted_documents_only)
+    return create_app(settings.database_url, settings.rate_limit, origins, documents)
 
 
 def _collect_garbage_less_often() -> None:

@@ -4,88 +4,49 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import os
 import shutil
 import signal
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import uvicorn
 
-from app import cors, tuning
-from app.api.limits import ENVIRONMENT as RATE_LIMIT_VARIABLE
-from app.api.limits import configured_rate
-from app.api.persisted import FILE_VARIABLE as TRUSTED_VARIABLE
-from app.api.persisted import ONLY_VARIABLE as TRUSTED_ONLY_VARIABLE
+from app import cors
 from app.api.persisted import load as load_manifest
 from app.domain.principals import person
-from app.observability.logs import FORMATS, default_format, log_config
-from app.observability.settings import ACCESS_LOG, LOOPBACK, METRICS_FROM, MULTIPROCESS, networks
-from app.service import remote_agents
+from app.observability.logs import default_format, log_config
 from app.service.admin import provision_token
-from app.service.webhook_urls import ALLOW_PRIVATE_VARIABLE
+from app.settings import Settings, hand_to_workers, use
 from app.storage.engine import is_sqlite, startup_settings
 from app.storage.migrate import upgrade
 from app.storage.pooling import check
 from app.storage.replica import check as check_read
 from app.storage.store import Store
-from app.tuning import A2A_SEND_WAIT, A2A_SEND_WAIT_VARIABLE
 
 FACTORY = "app.main:app_from_environment"
-GRACEFUL_SECONDS = 30
 
 
-def serve(
-    host: str,
-    port: int,
-    url: str,
-    workers: int = 1,
-    owner: str = "admin",
-    access_log: bool = False,
-    rate_limit: int | None = None,
-    log_format: str | None = None,
-    metrics_from: str = LOOPBACK,
-    graceful_timeout: int = GRACEFUL_SECONDS,
-    allow_private_webhooks: bool = False,
-    allow_private_agents: bool = False,
-    cors_origins: str = "",
-    trusted_documents: str | None = None,
-    trusted_documents_only: bool = False,
-    a2a_send_wait: float = A2A_SEND_WAIT,
-) -> int:
-    """Run the server. A line per request (`access_log`) is off unless asked for: under load,
-    formatting and writing it cost the server about a twentieth of its CPU
-    (docs/performance.md). `rate_limit`: mutations a second per principal in each process
-    (None: PRICKLE_RATE_LIMIT or the default; 0: no limit). `log_format`: json or text
-    (None: json unless stderr is a terminal); `metrics_from`: the CIDR ranges /metrics
-    answers; `graceful_timeout`: seconds a SIGTERM waits for requests in flight;
-    `allow_private_webhooks`: let webhooks reach private addresses (as
-    PRICKLE_ALLOW_PRIVATE_WEBHOOKS=1 does); `allow_private_agents`: remote A2A agents (as
-    PRICKLE_ALLOW_PRIVATE_AGENTS=1 does); `cors_origins`: the other origins whose pages may
-    call the API (app/cors.py); `trusted_documents`: a manifest of persisted documents, the
-    only ones run with `trusted_documents_only` (app/api/persisted.py); `a2a_send_wait`: the
-    longest an A2A SendMessage waits (PRICKLE_A2A_SEND_WAIT)."""
+def serve(settings: Settings) -> int:
+    """Run the server with `settings` (app/settings.py: each value already checked). A line
+    per request (`access_log`) is off unless asked for: under load, formatting and writing it
+    cost the server about a twentieth of its CPU (docs/performance.md). Its workers are
+    handed the same settings (`hand_to_workers`), with the trusted documents' path made
+    absolute and the directory of every worker's metrics."""
     try:
-        rate = configured_rate(rate_limit)
-        cors.Origins.parse(cors_origins)
-        if trusted_documents:
-            load_manifest(Path(trusted_documents))
-        networks(metrics_from)
-        tuning.check()
-        if log_format not in (None, *FORMATS):
-            raise ValueError(
-                f"--log-format must be one of {', '.join(FORMATS)}, not {log_format!r}"
-            )
+        cors.Origins.parse(settings.cors_origins)
+        if settings.trusted_documents:
+            load_manifest(Path(settings.trusted_documents))
     except ValueError as error:
         print(f"prickle: {error}", file=sys.stderr)
         return 2
-    if workers < 1:
+    if settings.workers < 1:
         print("prickle: --workers must be at least 1", file=sys.stderr)
         return 2
-    if workers > 1 and is_sqlite(url):
+    if settings.workers > 1 and is_sqlite(settings.database_url):
         print(
             "prickle: --workers above 1 needs PostgreSQL: SQLite has one writer and no way to "
             "tell other processes' event hubs about commits; use --database-url "
@@ -93,32 +54,26 @@ def serve(
             file=sys.stderr,
         )
         return 2
-    handle = person(owner).id  # refuse a malformed --owner before touching the database
-    token = asyncio.run(_prepare(url, handle))
+    handle = person(settings.owner).id  # refuse a malformed --owner before the database
+    token = asyncio.run(_prepare(settings.database_url, handle))
     if token is not None:
         print(f"owner token for {handle}:", flush=True)
         print(token, flush=True)
-    os.environ["PRICKLE_DATABASE_URL"] = url
-    os.environ[RATE_LIMIT_VARIABLE] = str(rate)
-    os.environ[cors.VARIABLE] = cors_origins
-    os.environ[TRUSTED_VARIABLE] = (
-        str(Path(trusted_documents).resolve()) if trusted_documents else ""
+    trusted = settings.trusted_documents
+    settings = replace(
+        settings,
+        trusted_documents=str(Path(trusted).resolve()) if trusted else None,
+        # operating it (docs/operations.md): the metrics of every worker
+        metrics_directory=tempfile.mkdtemp(prefix="prickle-metrics-"),
     )
-    os.environ[TRUSTED_ONLY_VARIABLE] = "1" if trusted_documents_only else "0"
-    if allow_private_webhooks:
-        os.environ[ALLOW_PRIVATE_VARIABLE] = "1"
-    if allow_private_agents:
-        os.environ[remote_agents.ALLOW_PRIVATE_VARIABLE] = "1"
-    os.environ[A2A_SEND_WAIT_VARIABLE] = repr(a2a_send_wait)
-    # operating it (docs/operations.md): logs, metrics of every worker, draining on SIGTERM
-    os.environ[METRICS_FROM] = metrics_from
-    os.environ[ACCESS_LOG] = "1" if access_log else "0"
-    os.environ[MULTIPROCESS] = tempfile.mkdtemp(prefix="prickle-metrics-")
+    use(settings)
+    hand_to_workers(settings)
     signal.signal(signal.SIGTERM, _exit_cleanly)
+    logging = log_config(settings.log_format or default_format())
     try:
-        _run(host, port, workers, log_config(log_format or default_format()), graceful_timeout)
+        _run(settings.host, settings.port, settings.workers, logging, settings.graceful_timeout)
     finally:
-        shutil.rmtree(os.environ[MULTIPROCESS], ignore_errors=True)
+        shutil.rmtree(str(settings.metrics_directory), ignore_errors=True)
     return 0
 
 

@@ -9,10 +9,11 @@ When traces are off nothing of OpenTelemetry is imported.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from functools import cache
 from typing import Any, Protocol
+
+from app.settings import current
 
 
 class Span(Protocol):
@@ -30,15 +31,13 @@ _NO_SPAN = _NoSpan()
 @cache
 def enabled() -> bool:
     """Whether the OTEL_* variables ask for traces (read once per process)."""
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    settings = current()
+    if settings.otel_sdk_disabled:
         return False
-    exporters = os.environ.get("OTEL_TRACES_EXPORTER")
+    exporters = settings.otel_traces_exporter
     if exporters is not None:
         return exporters.strip().lower() not in ("", "none")
-    return any(
-        os.environ.get(name)
-        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
+    return bool(settings.otel_exporter_otlp_endpoint or settings.otel_exporter_otlp_traces_endpoint)
 
 
 @contextlib.contextmanager

@@ -8,8 +8,7 @@ stamp=.venv/.installed-from
 wanted="$(sha256sum pyproject.toml scripts/install.sh)"
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     python3 -m venv .venv
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[test]'
+    bash scripts/pip.sh .venv -e '.[test]'
     printf '%s\n' "$wanted" > "$stamp"
 fi
 # The browser libraries GraphiQL and the board's graph use: from npm, pinned and checked.

@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/python -m pip install --quiet -e .
+bash scripts/pip.sh .venv -e .
 .venv/bin/python scripts/vendor.py || echo "!! the browser libraries could not be fetched: GraphiQL and the graph view will say so" >&2
 exec .venv/bin/prickle serve "$@"

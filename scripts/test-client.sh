@@ -15,8 +15,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 client=clients/python
 python3 -m venv "$client/.venv"
-"$client/.venv/bin/python" -m pip install --quiet --upgrade pip
-"$client/.venv/bin/python" -m pip install --quiet "./$client[test]" mypy
+bash scripts/pip.sh "$client/.venv" "./$client[test]" mypy
 export PRICKLE_SERVER_PYTHON="$PWD/.venv/bin/python"
 
 workers=(-n "${PRICKLE_CLIENT_TEST_WORKERS:-2}" --dist loadfile)

@@ -71,15 +71,22 @@ def pytest_configure(config: pytest.Config) -> None:
 #   an unmarked test runs on both, the safe default.
 # - PRICKLE_FAST_PATHS=off, on either backend: the API and storage tests, marked
 #   `api_and_storage` here (the modules named below, and every test on `store`), but not
-#   those marked `fast_path` (scripts/test.sh's `off_selection`).
+#   those marked `fast_path` (scripts/test.sh's `off_selection`). On PostgreSQL the off pass
+#   keeps the storage tests alone, marked `storage` (the store's modules, the PostgreSQL
+#   modules and every test on `store`): the plain path above storage is the same code on
+#   both backends, and the SQLite off pass runs it.
 API_AND_STORAGE = ("test_api_", "test_store_", "test_subscriptions_", "test_postgres_")
+STORAGE = ("test_store_", "test_postgres_")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name.startswith(API_AND_STORAGE) or "store" in item.fixturenames:
+        on_store = "store" in item.fixturenames
+        if item.path.name.startswith(API_AND_STORAGE) or on_store:
             item.add_marker("api_and_storage")
+        if item.path.name.startswith(STORAGE) or on_store:
+            item.add_marker("storage")
     if BACKEND == "postgres":
         once = [item for item in items if item.get_closest_marker("once") is not None]
         if once:

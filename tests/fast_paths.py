@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 from app.compat import sqlalchemy, strawberry
-from app.tuning import FAST_PATHS
+from app.settings import current
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("fast_path") is None:
         return
-    if not FAST_PATHS.value():
+    if not current().fast_paths:
         pytest.skip("a test of a fast path itself, and PRICKLE_FAST_PATHS is off")
     if not (sqlalchemy.usable() and strawberry.usable()):
         pytest.skip("a test of a fast path itself, and a library lacks what the fast paths use")

@@ -20,6 +20,9 @@ import pytest
 from factory import PACKET
 from server import Server, module_database, persons, prickle, start
 
+# the limit is counted in the process, above storage: the backend does not change it
+pytestmark = pytest.mark.once
+
 RATE = 5
 BURST = 2 * RATE
 HANDOFF = """mutation($input: HandoffInput!) { handoff(input: $input) { id } }"""

@@ -17,12 +17,16 @@ from live import Cast
 from server import Server
 from strawberry.types import get_object_definition
 
+from app import settings
 from app.api import fast as fast_paths
 from app.api.fast import inputs as fast_inputs
 from app.api.fast.compiled import CompilingExecutor
 from app.api.inputs import HandoffInput
 from app.api.schema import build_schema
 from app.compat import strawberry as compat
+
+# Strawberry's internals and the answers above storage: the backend does not change them
+pytestmark = pytest.mark.once
 
 VERSION = version("strawberry-graphql")
 MISSING = ("strawberry.types.info", "Info._gone")  # a name no Strawberry has
@@ -46,9 +50,11 @@ def checked_again(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The check runs again in this test, and once more after it (and the input hooks are
     put back), so that the other tests see the server as it was."""
     monkeypatch.setenv("PRICKLE_FAST_PATHS", "on")
+    settings.forget()  # read again, with the variable
     compat.usable.cache_clear()
     yield
     monkeypatch.undo()
+    settings.forget()
     compat.usable.cache_clear()
     fast_inputs.wire(fast_paths.enabled())
 

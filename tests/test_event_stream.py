@@ -52,7 +52,9 @@ async def test_live_events_arrive_in_order_with_matching_states(store, hub) -> N
     alice, coder, writer = await _people(store)
     stream = events_for(hub, store, alice, Filters(), after=None)
     first = asyncio.ensure_future(_take(stream, 4))
-    await asyncio.sleep(0.05)
+    async with asyncio.timeout(5):  # until the stream has subscribed: then it hears what follows
+        while not hub.subscribers:
+            await asyncio.sleep(0.01)
     task = await _routed(store, coder)
     await verbs.accept_task(store, writer, task.id)
     await verbs.start_task(store, writer, task.id)
@@ -100,7 +102,9 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     assert hub.head == last
     live = events_for(hub, store, alice, Filters(), after=None)
     heard = asyncio.ensure_future(_take(live, 1))
-    await asyncio.sleep(0.1)
+    async with asyncio.timeout(5):  # until the stream has subscribed: then it hears what follows
+        while not hub.subscribers:
+            await asyncio.sleep(0.01)
     await verbs.start_task(store, writer, quiet.id)
     assert [(e.verb, e.seq) for e in await heard] == [("start_task", last + 1)]
     replay = events_for(hub, store, alice, Filters(), after=0)
@@ -114,15 +118,13 @@ async def test_moves_made_while_nobody_listens_are_not_delivered_live_but_replay
     await replay.aclose()
 
 
-@pytest.mark.serial  # subscribed within the 0.1 s it waits before the move: not in a crowd
 async def test_a_task_subscription_without_cursor_starts_with_a_snapshot(store, hub) -> None:
     alice, coder, writer = await _people(store)
     task = await _routed(store, coder)
     stream = events_for(hub, store, alice, Filters(task_id=task.id), after=None)
-    got = asyncio.ensure_future(_take(stream, 2))
-    await asyncio.sleep(0.1)
+    (snapshot,) = await _take(stream, 1)  # subscribed before the snapshot is read
     await verbs.accept_task(store, writer, task.id)
-    snapshot, moved = await got
+    (moved,) = await _take(stream, 1)
     assert (snapshot.kind, snapshot.to_state, snapshot.version) == ("snapshot", "routed", 2)
     assert (moved.kind, moved.to_state) == ("moved", "accepted")
     assert moved.seq > snapshot.seq

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.api.limits import DEFAULT_RATE, ENVIRONMENT, RateLimit, configured_rate, rate_limit
+from app.api.limits import RateLimit, rate_limit
+from app.settings import DEFAULT_RATE, SettingError, read
+
+VARIABLE = "PRICKLE_RATE_LIMIT"
 
 pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
@@ -112,20 +115,15 @@ def test_zero_is_no_limit() -> None:
         RateLimit(0)
 
 
-def test_the_rate_is_the_flag_else_the_environment_else_50(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv(ENVIRONMENT, raising=False)
-    assert configured_rate() == DEFAULT_RATE == 50
-    monkeypatch.setenv(ENVIRONMENT, "7")
-    assert configured_rate() == 7
-    assert configured_rate(0) == 0
-    assert configured_rate(9) == 9
+def test_the_rate_is_the_flag_else_the_environment_else_50() -> None:
+    assert read(environ={}).rate_limit == DEFAULT_RATE == 50
+    assert read(environ={VARIABLE: "7"}).rate_limit == 7
+    assert read({"rate_limit": "0"}, environ={VARIABLE: "7"}).rate_limit == 0
+    assert read({"rate_limit": "9"}, environ={VARIABLE: "7"}).rate_limit == 9
 
 
-def test_a_bad_rate_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ValueError, match="at least 0"):
-        configured_rate(-1)
-    monkeypatch.setenv(ENVIRONMENT, "fast")
-    with pytest.raises(ValueError, match="PRICKLE_RATE_LIMIT must be an integer, not 'fast'"):
-        configured_rate()
+def test_a_bad_rate_is_refused() -> None:
+    with pytest.raises(SettingError, match="at least 0"):
+        read({"rate_limit": "-1"}, environ={})
+    with pytest.raises(SettingError, match="PRICKLE_RATE_LIMIT='fast': must be a whole number"):
+        read(environ={VARIABLE: "fast"})

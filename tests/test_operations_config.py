@@ -4,15 +4,18 @@ takes effect."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from typing import Any
 
 import pytest
 from server import ROOT
 
-from app.tuning import TUNABLES
+from app import cli
+from app.settings import DECLARED, forget
 
 
 def prickle(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -27,6 +30,23 @@ def prickle(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+def in_process(*args: str, **env: str) -> tuple[int, str]:
+    """`prickle ARGS` run by the command line's own `main` in this process (every command
+    reads its settings first, the same way): its exit code and what it wrote on stderr."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({k: v for k, v in saved.items() if not k.startswith("PRICKLE_")}, **env)
+    stderr = io.StringIO()
+    try:
+        with redirect_stderr(stderr), redirect_stdout(io.StringIO()):
+            code = cli.main(list(args))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        forget()
+    return code, stderr.getvalue()
 
 
 def config(*args: str, **env: str) -> dict[str, str]:
@@ -59,8 +79,8 @@ def test_every_serve_flag_has_its_variable() -> None:
         "PRICKLE_DB_POOL_SIZE",
     }
     printed = config()
-    tunables = {t.variable for t in TUNABLES}
-    assert {a.dest.replace("_", "-") for a in flags} | tunables == set(printed)
+    without_flags = {d.variable for d in DECLARED if d.flag is None}
+    assert {a.dest.replace("_", "-") for a in flags} | without_flags == set(printed)
 
 
 @pytest.mark.once
@@ -79,6 +99,8 @@ def test_config_reads_the_environment_and_masks_secrets() -> None:
     assert settings["metrics-from"] == "10.0.0.0/8  (PRICKLE_METRICS_FROM is set)"
     assert settings["graceful-timeout"] == "12  (PRICKLE_GRACEFUL_TIMEOUT is set)"
     assert config("--port", "9002", PRICKLE_PORT="9001")["port"].startswith("9002")
+    assert config("--port", "9002", PRICKLE_PORT="9001")["port"] == "9002  (from --port)"
+    assert config("--access-log")["access-log"] == "True  (from --access-log)"
 
 
 def test_a_flag_from_the_environment_takes_effect(start_server: Any) -> None:
@@ -118,10 +140,13 @@ def test_config_refuses_what_serve_refuses() -> None:
         ({"PRICKLE_LOG_FORMAT": "xml"}, "--log-format"),
         ({"PRICKLE_METRICS_FROM": "not-a-range"}, "--metrics-from"),
         ({"PRICKLE_GRACEFUL_TIMEOUT": "-5"}, "--graceful-timeout"),
+        ({"PRICKLE_ACCESS_LOG": "maybe"}, "--access-log"),
+        ({"PRICKLE_PORT": "http"}, "--port"),
     ):
         done = prickle("config", **variables)
         assert done.returncode == 2, (variables, done.stdout)
         assert flag in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 @pytest.mark.once
@@ -150,15 +175,21 @@ BAD_TUNING = [
 
 @pytest.mark.once
 def test_a_bad_tuning_value_stops_config_and_serve_before_the_database(tmp_path: Any) -> None:
-    """Each refused with exit 2 and a line naming the variable and its value; serve has
-    not created the database file (before, a bad value was a traceback once serving)."""
+    """Each refused with exit 2 and a line naming the variable and its value, by the command
+    line's `main` before any command runs; and by a real `prickle serve`, which has not
+    created the database file (before, a bad value was a traceback once serving)."""
     database = tmp_path / "p.db"
+    serve = ("serve", "--database-url", f"sqlite+aiosqlite:///{database}")
     for variable, value, wanted in BAD_TUNING:
-        for command in (["config"], ["serve", "--database-url", f"sqlite+aiosqlite:///{database}"]):
-            done = prickle(*command, **{variable: value})
-            assert done.returncode == 2, (variable, value, command, done.stderr)
-            assert f"{variable}={value!r}" in done.stderr and wanted in done.stderr, done.stderr
-            assert "Traceback" not in done.stderr
+        for command in (("config",), serve):
+            code, stderr = in_process(*command, **{variable: value})
+            assert code == 2, (variable, value, command, stderr)
+            assert f"{variable}={value!r}" in stderr and wanted in stderr, stderr
+    for variable, value, wanted in BAD_TUNING[:2]:
+        done = prickle(*serve, **{variable: value})
+        assert done.returncode == 2, (variable, value, done.stderr)
+        assert f"{variable}={value!r}" in done.stderr and wanted in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
     assert not database.exists()
 
 
@@ -176,8 +207,12 @@ def test_the_cors_origins_are_a_setting_and_a_bad_one_is_refused(tmp_path: Any) 
     origins = "https://app.example.com, https://*.example.com"
     shown = config(PRICKLE_CORS_ORIGINS=origins)["cors-origins"]
     assert shown == f"{origins}  (PRICKLE_CORS_ORIGINS is set)"
+    serve = ("serve", "--database-url", f"sqlite:///{tmp_path}/p.db")
     for bad in ("app.example.com", "https://app.example.com/path", "https://*"):
-        for command in (("config",), ("serve", "--database-url", f"sqlite:///{tmp_path}/p.db")):
-            done = prickle(*command, "--cors-origins", bad)
-            assert done.returncode == 2, (command, bad)
-            assert f"--cors-origins: {bad!r} is not an origin" in done.stderr
+        for command in (("config",), serve):
+            code, stderr = in_process(*command, "--cors-origins", bad)
+            assert code == 2, (command, bad)
+            assert f"--cors-origins: {bad!r} is not an origin" in stderr
+    done = prickle(*serve, "--cors-origins", "https://*")
+    assert done.returncode == 2, done.stderr
+    assert "--cors-origins: 'https://*' is not an origin" in done.stderr

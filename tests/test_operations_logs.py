@@ -8,8 +8,12 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from live import ALICE_AND_AGENTS, BRIEF, LEGACY, TRANSPORT, Cast, opened
 from server import Server
+
+# the log lines are written above storage: the backend does not change them
+pytestmark = pytest.mark.once
 
 CREATE_TOKEN = 'mutation { create_token(label: "ci") { token token_info { id } } }'
 REVOKE_TOKEN = "mutation($id: ID!) { revoke_token(id: $id) { id } }"

@@ -47,8 +47,9 @@ from server import (
 )
 from sqlalchemy.engine import make_url
 
+from app import settings
 from app.storage.engine import startup_settings
-from app.storage.pooling import CONNECTIONS_VARIABLE, DatabaseSettingError, budget
+from app.storage.pooling import DatabaseSettingError, budget
 from app.storage.replica import check
 
 pytestmark = [
@@ -396,6 +397,6 @@ async def test_a_read_url_that_is_no_standby_of_the_database_is_refused_in_one_l
         with pytest.raises(DatabaseSettingError, match=re.escape(said)):
             await check(primary.url, read_url, False, startup_settings())
     await check(primary.url, standby.url, False, startup_settings())  # a standby
-    monkeypatch.setenv(CONNECTIONS_VARIABLE, "4")
+    monkeypatch.setattr(settings, "_current", settings.read({"database_connections": "4"}))
     with pytest.raises(DatabaseSettingError, match="read replica 1; give at least 5"):
         budget(20, listening=True, reading=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from shared_protocol import KEPT, beside, shared_file
 
+from app import settings
 from app.domain.errors import PrickleError
 from app.domain.table import TableError, load, load_json, parse, table
 
@@ -330,11 +331,12 @@ def test_the_environment_names_another_table(
     path = tmp_path / "transitions.json"
     path.write_text(json.dumps(extended))
     monkeypatch.setenv("PRICKLE_TRANSITIONS", str(path))
-    table.cache_clear()
+    settings.forget()  # read the settings again, with the variable
+    settings.current()
     try:
         assert len(table().moves) == 36
         assert table().callers("returned", None)["accept_task"] == "assignee"
     finally:
         monkeypatch.delenv("PRICKLE_TRANSITIONS")
-        table.cache_clear()
+        settings.forget()
     assert len(table().moves) == 35

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 import strawberry
 
 from app.domain.reads import Paging
-from app.tuning import COUNT_CAP
+from app.settings import current
 
 
 @strawberry.type(
@@ -78,7 +78,7 @@ class Counter:
     one more, so that a count costs the same however many tasks match."""
 
     def __init__(self, count: Count) -> None:
-        self.cap = COUNT_CAP.value()
+        self.cap = current().count_cap
         self._count = count
         self._made: asyncio.Task[int] | None = None
 

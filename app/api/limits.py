@@ -10,16 +10,12 @@ without sleeping.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from app.domain.principals import Principal
-
-DEFAULT_RATE = 50  # mutations a second per principal; PRICKLE_RATE_LIMIT, --rate-limit
-ENVIRONMENT = "PRICKLE_RATE_LIMIT"
 
 Clock = Callable[[], float]
 
@@ -92,26 +88,6 @@ class RateLimit:
 def rate_limit(rate: int) -> RateLimit | None:
     """The limit for `rate` mutations a second; None (no limit) for 0."""
     return RateLimit(rate) if rate else None
-
-
-def configured_rate(explicit: int | None = None) -> int:
-    """`explicit`, else PRICKLE_RATE_LIMIT, else the default; ValueError unless an integer
-    of at least 0."""
-    if explicit is None:
-        explicit = _integer(os.environ.get(ENVIRONMENT, str(DEFAULT_RATE)))
-    if explicit < 0:
-        raise ValueError(
-            f"the rate limit (--rate-limit, {ENVIRONMENT}) must be at least 0 (0 turns it off),"
-            f" not {explicit}"
-        )
-    return explicit
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{ENVIRONMENT} must be an integer, not {text!r}") from None
 
 
 def _milliseconds_up(seconds: float) -> float:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -43,13 +42,10 @@ from typing import Any
 
 from app.domain.errors import ProtocolError
 
-FILE_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS"
-ONLY_VARIABLE = "PRICKLE_TRUSTED_DOCUMENTS_ONLY"
 MANIFEST = Path(__file__).with_name("documents.json")  # the server's own (scripts/documents.py)
 REGISTERED = 1000  # APQ documents kept per process (most recently used)
 REGISTERED_CHARACTERS = 4_000_000  # and at most so many characters of them in all
 _HEX = re.compile(r"[0-9a-f]{64}")
-_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 class Refusal(ProtocolError):
@@ -122,13 +118,12 @@ class Documents:
     characters: int = 0  # of the registered documents
 
     @classmethod
-    def from_environment(cls) -> Documents:
-        """The server's manifest, PRICKLE_TRUSTED_DOCUMENTS's, PRICKLE_TRUSTED_DOCUMENTS_ONLY."""
+    def of(cls, given: str | None, only: bool) -> Documents:
+        """The server's manifest and the one `given` (--trusted-documents); `only`:
+        --trusted-documents-only."""
         trusted = load(MANIFEST) if MANIFEST.exists() else {}
-        given = os.environ.get(FILE_VARIABLE)
         if given:
             trusted = {**trusted, **load(Path(given))}
-        only = os.environ.get(ONLY_VARIABLE, "").strip().lower() in _TRUE
         return cls(trusted, only)
 
     def named_in(self, body: bytes) -> bool:

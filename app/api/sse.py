@@ -40,11 +40,11 @@ from strawberry.http import GraphQLHTTPResponse
 from strawberry.http.streaming import HTTPStreamTransport, JSONEncoder, SSETransport
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 
-from app import tuning
 from app.api.errors import RateLimited
 from app.api.queries import event_cursor
 from app.domain.principals import Principal
 from app.service.holders import Places
+from app.settings import current
 
 MEDIA_TYPE = "text/event-stream"
 
@@ -63,7 +63,7 @@ class EventStream(SSETransport):
     and the server's keep-alive interval."""
 
     def __init__(self) -> None:
-        super().__init__(tuning.PING_SECONDS.value())
+        super().__init__(current().ping_seconds)
 
     def encode_next(self, response: GraphQLHTTPResponse, encode_json: JSONEncoder) -> str:
         message = super().encode_next(response, encode_json)

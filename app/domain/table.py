@@ -17,7 +17,6 @@ packaged copy (validated the same way): a table with one more move needs no code
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from app.domain.errors import PrickleError
 START = "requested"  # every task starts here, made by one of the creating verbs
 WAITING = "waiting"  # the state that `waiting_on` qualifies
 SYSTEM = "system"  # the server itself: no caller makes its moves
-ENV = "PRICKLE_TRANSITIONS"
+_served: str | None = None
 
 Position = tuple[str, str | None]  # (state, waiting_on)
 
@@ -318,9 +317,17 @@ def load(path: str | Path) -> Table:
 
 @cache
 def table() -> Table:
-    """The server's table: the file named by PRICKLE_TRANSITIONS if set, else the packaged copy."""
-    path = os.environ.get(ENV)
-    return load(path) if path else parse(load_json("transitions.json"))
+    """The server's table: the file `serve_from` named (PRICKLE_TRANSITIONS), else the
+    packaged copy."""
+    return load(_served) if _served else parse(load_json("transitions.json"))
+
+
+def serve_from(path: str | None) -> None:
+    """Serve the table in `path` (None: the packaged copy); the settings say which."""
+    global _served
+    if path != _served:
+        _served = path
+        table.cache_clear()
 
 
 @cache

@@ -20,8 +20,9 @@ worker sees them all. `/metrics` answers only the addresses `--metrics-from` all
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from prometheus_client import (
@@ -40,7 +41,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from app.observability.settings import LOOPBACK, METRICS_FROM, MULTIPROCESS, allowed, networks
+from app.settings import Network, current, networks
 
 REQUESTS = Counter(
     "prickle_requests",
@@ -92,7 +93,7 @@ def connection_closed() -> None:
 
 def process_ended() -> None:
     """Forget this process's live gauges (its connections and subscriptions are gone)."""
-    if os.environ.get(MULTIPROCESS):
+    if current().metrics_directory:
         mark_process_dead(os.getpid())
 
 
@@ -117,7 +118,7 @@ class _FromTheDatabase(Collector):
 def exposition(last_seq: int | None, webhook_backlog: int = 0) -> bytes:
     """Every process's figures (or this one's, outside multiprocess mode), in text format."""
     registry = REGISTRY
-    if os.environ.get(MULTIPROCESS):
+    if current().metrics_directory:
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
     else:
@@ -140,7 +141,7 @@ def routes() -> list[Route]:
 
 
 async def serve_metrics(request: Request) -> Response:
-    ranges = networks(os.environ.get(METRICS_FROM, LOOPBACK))
+    ranges = networks(current().metrics_from)
     if not allowed(request.client.host if request.client else None, ranges):
         return PlainTextResponse("metrics are not served to this address\n", status_code=403)
     state = request.app.state
@@ -172,3 +173,14 @@ async def watch_hub(hub: _HasHead, database_up: Callable[[], bool], seconds: flo
 class _HasHead(Protocol):
     committed: int
     head: int
+
+
+def allowed(host: str | None, ranges: Iterable[Network]) -> bool:
+    """Whether a client address lies in one of the ranges (--metrics-from)."""
+    if host is None:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return any(address in network for network in ranges)

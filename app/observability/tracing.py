@@ -19,10 +19,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
-import os
 from functools import cache
 from typing import Any
 
+from app.settings import current
 from app.spans import enabled
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def setup() -> bool:
     except ImportError:
         log.warning("OTEL_* asks for traces, but the otel extra is not installed")
         return False
-    service = os.environ.get("OTEL_SERVICE_NAME", "prickle")
+    service = current().otel_service_name
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     for processor in _processors():
         provider.add_span_processor(processor)
@@ -54,7 +54,7 @@ def _processors() -> list[Any]:
         SimpleSpanProcessor,
     )
 
-    names = os.environ.get("OTEL_TRACES_EXPORTER") or "otlp"
+    names = current().otel_traces_exporter or "otlp"
     found: list[Any] = []
     for name in (n.strip().lower() for n in names.split(",")):
         if name == "console":

@@ -22,12 +22,12 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
-from app import tuning
 from app.domain.clock import now
 from app.domain.errors import Unauthenticated
 from app.domain.principals import Principal
 from app.service.auth import Credential, Revoked, credentials_of, revoked_among
 from app.service.database import Store, fault
+from app.settings import current
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Places:
     @contextmanager
     def held(self, principal: Principal) -> Iterator[None]:
         """One of the principal's places, for as long as the block lasts."""
-        key, limit = (principal.kind, principal.id), tuning.STREAMS_PER_PRINCIPAL.value()
+        key, limit = (principal.kind, principal.id), current().streams_per_principal
         if self._open[key] >= limit:
             raise self.refusal(limit)
         self._open[key] += 1

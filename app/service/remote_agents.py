@@ -13,7 +13,6 @@ sent as `Authorization: Bearer <credential>` and never shown again.
 
 from __future__ import annotations
 
-import os
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -30,13 +29,14 @@ from app.domain.types import JSON
 from app.service.erasure import refuse_erased
 from app.service.inputs import CapabilityInput, check_capability
 from app.service.webhook_urls import check_url, client
+from app.settings import BY_NAME, current
 from app.storage.store import Store
 
 if TYPE_CHECKING:
     from a2a.types.a2a_pb2 import AgentCard
 
-ALLOW_PRIVATE_VARIABLE = "PRICKLE_ALLOW_PRIVATE_AGENTS"
-ALLOWED_BY = f"--allow-private-agents ({ALLOW_PRIVATE_VARIABLE}=1)"  # named in a refusal
+# named in a refusal
+ALLOWED_BY = f"--allow-private-agents ({BY_NAME['allow_private_agents'].variable}=1)"
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_TIMEOUT = 10.0
 MAX_CREDENTIAL = 4096
@@ -45,7 +45,7 @@ _CREDENTIAL = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a hea
 
 def private_allowed() -> bool:
     """Whether remote agents may be on loopback, private or other non-global addresses."""
-    return os.environ.get(ALLOW_PRIVATE_VARIABLE, "") not in ("", "0")
+    return current().allow_private_agents
 
 
 # Wake-ups: the dispatcher of this process learns of remote agents registered here.

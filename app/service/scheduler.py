@@ -20,9 +20,9 @@ from datetime import datetime
 
 from app.domain.clock import now
 from app.service.schedules import on_change, run_due
+from app.settings import Settings
 from app.storage.outage import quietly
 from app.storage.store import Store
-from app.tuning import SCHEDULER_RECHECK
 from app.waiting import woken
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ Clock = Callable[[], datetime]
 
 class Scheduler:
     def __init__(
-        self, store: Store, clock: Clock = now, recheck: float = SCHEDULER_RECHECK.default
+        self, store: Store, clock: Clock = now, recheck: float = Settings.scheduler_recheck
     ) -> None:
         self.store = store
         self.clock = clock

@@ -13,7 +13,6 @@ new verb of an existing shape is its moves in the table and its declaration.
 from __future__ import annotations
 
 import importlib
-import os
 from functools import cache
 from typing import Any, TypeVar
 
@@ -31,7 +30,7 @@ from app.service.arguments import (
     WaitOnArgs,
 )
 from app.service.unit import Replay, Verb, VerbAct
-from app.tuning import SettingError
+from app.settings import SettingError, current
 
 ENV = "PRICKLE_VERBS"
 A = TypeVar("A", bound=Args)
@@ -98,7 +97,7 @@ reroute = declare(
 def registry() -> tuple[Verb[Any], ...]:
     """Every declared verb, those of the module named by PRICKLE_VERBS last; each must be a
     verb of the table (TableError if not), and the module must import (SettingError)."""
-    module = os.environ.get(ENV)
+    module = current().verbs
     if module:
         try:
             importlib.import_module(module)

@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 
 import httpx
 
-from app import tuning
+from app import settings
 from app.domain.clock import now, rfc3339
 from app.domain.events import Event
 from app.domain.principals import Principal
@@ -50,7 +50,7 @@ from app.domain.webhooks import (
 )
 from app.events.stream import task_of
 from app.service.durable_reader import Clock, DurableReader, Leases
-from app.service.webhook_urls import client, private_allowed
+from app.service.webhook_urls import client
 from app.service.webhooks import on_change
 from app.storage.archive import log_after
 from app.storage.store import Store
@@ -68,23 +68,22 @@ PUSH_TOKEN_HEADER = "x-a2a-notification-token"
 
 @dataclass(frozen=True)
 class Settings:
-    backoff: tuple[float, ...] = tuning.WEBHOOK_BACKOFF.default
-    give_up: float = tuning.WEBHOOK_GIVE_UP_SECONDS.default
-    lease: float = tuning.WEBHOOK_LEASE_SECONDS.default
-    timeout: float = tuning.WEBHOOK_TIMEOUT_SECONDS.default  # one request, connecting included
+    backoff: tuple[float, ...] = settings.Settings.webhook_backoff
+    give_up: float = settings.Settings.webhook_give_up_seconds
+    lease: float = settings.Settings.webhook_lease_seconds
+    timeout: float = settings.Settings.webhook_timeout_seconds  # one request, connecting included
     allow_private: bool = False
     concurrency: int = CONCURRENCY
 
     @classmethod
-    def from_environment(cls) -> Settings:
-        """The PRICKLE_WEBHOOK_* tuning variables (app/tuning.py) and
-        PRICKLE_ALLOW_PRIVATE_WEBHOOKS."""
+    def of(cls, configured: settings.Settings) -> Settings:
+        """The server's: PRICKLE_WEBHOOK_* and --allow-private-webhooks (app/settings.py)."""
         return cls(
-            backoff=tuning.WEBHOOK_BACKOFF.value(),
-            give_up=tuning.WEBHOOK_GIVE_UP_SECONDS.value(),
-            lease=tuning.WEBHOOK_LEASE_SECONDS.value(),
-            timeout=tuning.WEBHOOK_TIMEOUT_SECONDS.value(),
-            allow_private=private_allowed(),
+            backoff=configured.webhook_backoff,
+            give_up=configured.webhook_give_up_seconds,
+            lease=configured.webhook_lease_seconds,
+            timeout=configured.webhook_timeout_seconds,
+            allow_private=configured.allow_private_webhooks,
         )
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import socket
 from collections.abc import Iterable
 from typing import Any
@@ -24,8 +23,8 @@ import httpcore
 import httpx
 
 from app.domain.errors import InvalidInput
+from app.settings import current
 
-ALLOW_PRIVATE_VARIABLE = "PRICKLE_ALLOW_PRIVATE_WEBHOOKS"
 MAX_URL = 2048
 ALLOWED_BY = "--allow-private-webhooks"
 
@@ -37,7 +36,8 @@ class RefusedAddress(InvalidInput):
 
 
 def private_allowed() -> bool:
-    return os.environ.get(ALLOW_PRIVATE_VARIABLE, "") not in ("", "0")
+    """Whether webhooks may reach private addresses (--allow-private-webhooks)."""
+    return current().allow_private_webhooks
 
 
 def refused(address: IPAddress) -> bool:

@@ -7,7 +7,6 @@ and for anything that wants an `AsyncEngine`.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from typing import Any, Protocol
@@ -19,19 +18,17 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, QueuePool
 
-from app import tuning
 from app.compat import sqlalchemy as compat
+from app.settings import current
 from app.storage.pooling import Budget, session_settings, unnamed
 
-DEFAULT_URL = "sqlite+aiosqlite:///./prickle.db"
 BUSY_TIMEOUT_MS = 10_000
-POOL_SIZE_VARIABLE = "PRICKLE_DB_POOL_SIZE"  # `prickle serve --db-pool-size`
-DEFAULT_POOL_SIZE = 20  # connections kept open: a query holds one for its whole request
 IDLE_PING_SECONDS = 1.0
 
 
 def database_url(explicit: str | None = None) -> str:
-    return explicit or os.environ.get("PRICKLE_DATABASE_URL") or DEFAULT_URL
+    """`explicit`, else the setting (--database-url, PRICKLE_DATABASE_URL, the default)."""
+    return explicit or current().database_url
 
 
 def pool_size() -> int:
@@ -40,12 +37,7 @@ def pool_size() -> int:
     A query holds one connection for its whole request and a mutation one per transaction,
     so a steady load of N requests in flight wants N; beyond the pool, a connection is
     opened for the request and closed after it (up to as many again on PostgreSQL)."""
-    value = os.environ.get(POOL_SIZE_VARIABLE, "").strip()
-    if not value:
-        return DEFAULT_POOL_SIZE
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{POOL_SIZE_VARIABLE}: {value!r} is not a positive whole number")
-    return int(value)
+    return current().db_pool_size
 
 
 def is_sqlite(url: str) -> bool:
@@ -62,7 +54,7 @@ def _dumps(value: object) -> str:
 
 def statement_timeout_ms() -> int:
     """PostgreSQL takes whole milliseconds, at least 1, at most 2^31 - 1 (24.8 days)."""
-    return min(max(round(tuning.DB_STATEMENT_TIMEOUT.value() * 1000), 1), 2**31 - 1)
+    return min(max(round(current().db_statement_timeout * 1000), 1), 2**31 - 1)
 
 
 def startup_settings() -> dict[str, str]:
@@ -108,7 +100,7 @@ def create_engine(
         pool_size=budget.pool if budget else pool_size(),
         max_overflow=budget.overflow if budget else pool_size(),
         # neither waits for ever: past either, the request answers unavailable
-        pool_timeout=tuning.DB_POOL_TIMEOUT.value(),
+        pool_timeout=current().db_pool_timeout,
         connect_args=connect_args,
     )
     _ping_when_idle(engine.sync_engine)

@@ -27,16 +27,13 @@ holds in all: its pool, its LISTEN connection, the health probe's and, with
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import make_url
 
-POOLED_VARIABLE = "PRICKLE_DATABASE_POOLED"  # `prickle serve --database-pooled`
-DIRECT_URL_VARIABLE = "PRICKLE_DATABASE_DIRECT_URL"  # `--database-direct-url`
-CONNECTIONS_VARIABLE = "PRICKLE_DATABASE_CONNECTIONS"  # `--database-connections`
-_TRUE = frozenset({"1", "true", "yes", "on"})
+from app.settings import current
+
 CHECK_SECONDS = 5.0  # how long a start-up question to the database may take
 ROUNDS = 10  # how many times the pooler's mode is asked
 
@@ -47,24 +44,17 @@ class DatabaseSettingError(ValueError):
 
 def pooled() -> bool:
     """Whether the database URL is a transaction-mode pooler (PRICKLE_DATABASE_POOLED)."""
-    return os.environ.get(POOLED_VARIABLE, "").strip().lower() in _TRUE
+    return current().database_pooled
 
 
 def direct_url() -> str | None:
     """The session connection straight to PostgreSQL (PRICKLE_DATABASE_DIRECT_URL), if any."""
-    return os.environ.get(DIRECT_URL_VARIABLE, "").strip() or None
+    return current().database_direct_url or None
 
 
 def connections() -> int | None:
     """The most connections a process holds in all (PRICKLE_DATABASE_CONNECTIONS), if set."""
-    value = os.environ.get(CONNECTIONS_VARIABLE, "").strip()
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise DatabaseSettingError(
-            f"{CONNECTIONS_VARIABLE}: {value!r} is not a positive whole number"
-        )
-    return int(value)
+    return current().database_connections
 
 
 def plain_dsn(url: str) -> str:

@@ -17,7 +17,7 @@ Each client has a floor, a WAL position its next read must see (`Positions`):
   floor the server answered with, from this process or another.
 
 A routed read opens its transaction on the standby and asks its replay position first;
-below the client's floor it asks again until the standby has caught up or `DB_READ_WAIT`
+below the client's floor it asks again until the standby has caught up or `db_read_wait`
 (PRICKLE_DB_READ_WAIT) has passed, and then reads the primary instead. A standby that fails
 (refused, dropped, promoted) is left for `RETRY_SECONDS` (one read then tries it again),
 said once when it goes and once when it is back; its reads meanwhile go to the primary.
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -43,12 +42,11 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app import tuning
+from app import settings
 from app.storage.pooling import CHECK_SECONDS, DatabaseSettingError, plain_dsn
 
 log = logging.getLogger(__name__)
 
-READ_URL_VARIABLE = "PRICKLE_DATABASE_READ_URL"  # `prickle serve --database-read-url`
 POSITION_HEADER = "prickle-position"  # a client's floor, answered and sent back
 RETRY_SECONDS = 1.0  # a failed standby is tried again after this
 POLL_SECONDS = 0.002  # how often a lagging standby's replay position is asked
@@ -62,7 +60,7 @@ _INSERTED = text("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint")
 
 def read_url() -> str | None:
     """The standby's URL (PRICKLE_DATABASE_READ_URL), if any."""
-    return os.environ.get(READ_URL_VARIABLE, "").strip() or None
+    return settings.current().database_read_url or None
 
 
 def shown_position(position: int) -> str:
@@ -217,7 +215,7 @@ class Replica:
 
     async def caught_up(self, conn: Any, floor: int) -> int | None:
         """The standby's replay position once it has replayed `floor` (`conn`: a transaction
-        on it), asked until it has or `DB_READ_WAIT` has passed (then None). RuntimeError:
+        on it), asked until it has or `db_read_wait` has passed (then None). RuntimeError:
         it is no standby now."""
         replayed = await replayed_position(conn)
         if replayed >= floor:
@@ -225,7 +223,7 @@ class Replica:
         if floor == UNKNOWN:
             return None
         began = time.monotonic()
-        deadline = began + tuning.DB_READ_WAIT.value()
+        deadline = began + settings.current().db_read_wait
         try:
             while time.monotonic() < deadline:
                 await asyncio.sleep(POLL_SECONDS)

@@ -36,9 +36,9 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app import tuning
 from app.compat import sqlalchemy as compat
 from app.domain.errors import ProtocolError
+from app.settings import current
 from app.storage import replica
 from app.storage.engine import (
     Blocking,
@@ -453,5 +453,5 @@ class _Guarded(Generic[T]):
 def _fast(asked: bool | None) -> bool:
     """Whether the store takes the fast paths: asked for (by default, the switch is on) and
     SQLAlchemy has what they use."""
-    on = tuning.FAST_PATHS.value() if asked is None else asked
+    on = current().fast_paths if asked is None else asked
     return on and compat.usable()

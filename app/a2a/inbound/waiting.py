@@ -15,11 +15,11 @@ import contextlib
 
 from starlette.types import Receive
 
-from app import tuning
 from app.a2a.inbound import tasks
 from app.a2a.inbound.call import Call
 from app.events.hub import FellBehind
 from app.events.stream import Filters, events_for, task_of
+from app.settings import current
 
 
 async def settled(call: Call, task_id: str) -> bool:
@@ -30,7 +30,7 @@ async def settled(call: Call, task_id: str) -> bool:
         waits.append(asyncio.ensure_future(_gone(call.disconnected)))
     try:
         await asyncio.wait(
-            waits, timeout=tuning.a2a_send_wait(), return_when=asyncio.FIRST_COMPLETED
+            waits, timeout=current().a2a_send_wait, return_when=asyncio.FIRST_COMPLETED
         )
         return not (len(waits) > 1 and waits[1].done())
     finally:

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app import tuning
-from app.service.remote_agents import private_allowed
+from app import settings
 
 
 @dataclass(frozen=True)
 class Settings:
-    lease: float = tuning.A2A_LEASE_SECONDS.default
-    poll: tuple[float, ...] = tuning.A2A_POLL.default
-    timeout: float = tuning.A2A_TIMEOUT_SECONDS.default
+    lease: float = settings.Settings.a2a_lease_seconds
+    poll: tuple[float, ...] = settings.Settings.a2a_poll
+    timeout: float = settings.Settings.a2a_timeout_seconds
     allow_private: bool = False
 
     @classmethod
-    def from_environment(cls) -> Settings:
-        """The PRICKLE_A2A_* tuning variables and PRICKLE_ALLOW_PRIVATE_AGENTS."""
+    def of(cls, configured: settings.Settings) -> Settings:
+        """The server's: PRICKLE_A2A_* and --allow-private-agents (app/settings.py)."""
         return cls(
-            lease=tuning.A2A_LEASE_SECONDS.value(),
-            poll=tuning.A2A_POLL.value(),
-            timeout=tuning.A2A_TIMEOUT_SECONDS.value(),
-            allow_private=private_allowed(),
+            lease=configured.a2a_lease_seconds,
+            poll=configured.a2a_poll,
+            timeout=configured.a2a_timeout_seconds,
+            allow_private=configured.allow_private_agents,
         )

@@ -10,11 +10,11 @@ are reached through app/compat/strawberry.py only."""
 
 from __future__ import annotations
 
-from app import tuning
 from app.compat import strawberry as strawberry_compat
+from app.settings import current
 
 
 def enabled() -> bool:
     """Whether the API takes its fast paths: the switch is on (`PRICKLE_FAST_PATHS`) and
     Strawberry's internals are the ones they were written for (checked once, warned once)."""
-    return tuning.FAST_PATHS.value() and strawberry_compat.usable()
+    return current().fast_paths and strawberry_compat.usable()

@@ -28,10 +28,10 @@ from sqlalchemy.sql.util import ClauseAdapter
 
 from app.domain.principals import Principal
 from app.domain.reads import TaskFilters
+from app.settings import current
 from app.storage.repositories.tasks import tasks
 from app.storage.tx import Tx
 from app.storage.visibility import visible
-from app.tuning import COUNT_CAP
 
 # A selection: (response key, field name, the selection below it or None), in order.
 Selection = tuple[tuple[str, str, "Selection | None"], ...]
@@ -258,7 +258,7 @@ class _Builder:
             if name == "__typename":
                 return "'TaskConnection'"
             if name == "total_count":
-                cap = COUNT_CAP.value()  # counting stops past it, as on the plain path
+                cap = current().count_cap  # counting stops past it, as on the plain path
                 return (
                     f"(SELECT least(count(*), {cap}) FROM (SELECT 1 FROM tasks c"
                     f" WHERE {' AND '.join(counted)} ORDER BY c.id LIMIT {cap + 1}) c)"

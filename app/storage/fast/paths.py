@@ -20,7 +20,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app import tuning
+from app.settings import current
 from app.storage.engine import pool_size
 from app.storage.fast.driver import on_driver
 from app.storage.fast.grouped import Grouped
@@ -109,7 +109,7 @@ class FastPaths:
                 yield tx
             return
         try:  # as long as a wait for the pool may last, and answered the same
-            await asyncio.wait_for(self.shared_reads.acquire(), tuning.DB_POOL_TIMEOUT.value())
+            await asyncio.wait_for(self.shared_reads.acquire(), current().db_pool_timeout)
         except TimeoutError:
             raise exc.TimeoutError(
                 "every connection but one is held by a query's read; timed out waiting"
