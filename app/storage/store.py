@@ -180,13 +180,17 @@ class Store:
 
     async def _wrote(self, standby: replica.Replica) -> None:
         """The client's floor (app/storage/replica.py): the primary's WAL position past the
-        write just committed; unknown (the client reads the primary) if it cannot be read."""
+        write just committed, and past a proof of the log's bound that covers it; unknown
+        (the client reads the primary) if it cannot be read."""
         client = replica.current()
         if client is None:
             return
         position = None
         with suppress(Exception):  # the write stands; the floor is what is unknown
-            async with self._primary_read(alone=True) as tx:
+            async with self._primary_read() as tx:
+                # the log's bound proven past the write, at a position below the floor: the
+                # client's reads of the log on the standby include its own events
+                await tx.events.last_seq()
                 position = await replica.inserted_position(tx.conn)
         standby.wrote(client[0], position)
 
