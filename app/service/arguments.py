@@ -150,7 +150,9 @@ class DecisionArgs(Args):
     )
     verdicts: list[VerdictInput] | None = field(
         default=None,
-        metadata=doc("A verdict per acceptance criterion: {criterion (its index), accepted, note}."),
+        metadata=doc(
+            "A verdict per acceptance criterion: {criterion (its index), accepted, note}."
+        ),
     )
     reason: str | None = field(default=None, metadata=doc(REASON))
     checked: list[JSON] = field(init=False, repr=False)

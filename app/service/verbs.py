@@ -177,8 +177,18 @@ def declare(
     """A task verb, registered (see `Verb` and `Declared`); its label by default its name."""
     shown = label or name.replace("_", " ").capitalize()
     verb = Declared(
-        name, args, act, alone, result_rules, replay, description, guide, destructive, shown,
-        rank, form,
+        name,
+        args,
+        act,
+        alone,
+        result_rules,
+        replay,
+        description,
+        guide,
+        destructive,
+        shown,
+        rank,
+        form,
     )
     _declared.append(verb)
     return verb
