@@ -2,19 +2,21 @@
 packaged ones (with PRICKLE_VERBS and a copy of the table that names it, as the server's
 tests/test_verb_extension.py adds `pause_task`) is a tool, described by its guide, as
 destructive as it is declared, its argument's doc its parameter's, and it makes its move,
-with no change to the client."""
+with no change to the client. Without a server to read them from, prickle-mcp says so and
+stops."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from conftest import packet
-from harness import ROOT, Server, running
-from test_mcp import over_stdio, value
+from harness import ROOT, Server, free_port, running
+from test_mcp import PRICKLE_MCP, over_stdio, value
 
 DECLARATION = """
 from app.service import run
@@ -75,3 +77,14 @@ async def test_a_verb_the_server_declares_is_a_tool_that_makes_its_move(
         paused = value(await coder.call_tool("pause_task", {"task_id": task_id, "reason": "x"}))
     assert (paused["state"], paused["waiting_on"]) == ("waiting", "stopped")
     assert "resume_run" not in paused["allowed_verbs"]  # the assignee's owner resumes it
+
+
+def test_prickle_mcp_without_its_server_says_so_and_stops() -> None:
+    url = f"http://127.0.0.1:{free_port()}/graphql"  # nothing listens there
+    command = [PRICKLE_MCP, "--url", url, "--token", "t"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"prickle-mcp: could not read the task verbs at {url}: ")
+    assert "Traceback" not in done.stderr
