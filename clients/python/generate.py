@@ -33,6 +33,7 @@ from graphql import (
     GraphQLEnumType,
     InlineFragmentNode,
     NameNode,
+    OperationDefinitionNode,
     SelectionSetNode,
     Visitor,
     build_schema,
@@ -131,7 +132,9 @@ def verb_methods(spec: dict[str, Any], documents: Path) -> str:
         if verb["description"]:
             lines += _docstring(verb["description"])
         lines += ["        variables = {", *(f"            {p}," for p in passed), "        }"]
-        lines.append(f"        call = partial(self._send, {name.upper()}, {name!r}, variables)")
+        operation = _operation_name(documents, name)
+        lines.append(f"        send = partial(self._send, {name.upper()}, {operation!r}, {name!r})")
+        lines.append("        call = partial(send, variables)")
         lines.append(f"        return await self._verb(task_id, {name!r}, call)")
         methods.append("\n".join(lines))
         text = verb_document(documents, name).replace("\\", "\\\\").replace('"""', '\\"""')
@@ -190,6 +193,12 @@ def verb_document(documents: Path, verb: str) -> str:
             pending += _spread(fragments[name])
     parts = [operation, *(fragments[n] for n in needed)]
     return "\n\n".join(print_ast(visit(part, _TypenameAdder())) for part in parts)
+
+
+def _operation_name(documents: Path, verb: str) -> str:
+    (operation,) = parse((documents / "mutations" / f"{verb}.graphql").read_text()).definitions
+    assert isinstance(operation, OperationDefinitionNode) and operation.name is not None
+    return operation.name.value
 
 
 def _spread(node: Any) -> list[str]:

@@ -52,7 +52,12 @@ class VerbCalls:
     ) -> Task:
         raise NotImplementedError
 
-    async def _send(self, document: str, verb: str, variables: Mapping[str, object]) -> Task:
-        """The verb's document sent with `variables`: the task it answers."""
-        response = await self._api.execute(query=document, variables=dict(variables))
+    async def _send(
+        self, document: str, operation: str, verb: str, variables: Mapping[str, object]
+    ) -> Task:
+        """The verb's document (its operation named) sent with `variables`: the task it
+        answers."""
+        response = await self._api.execute(
+            query=document, operation_name=operation, variables=dict(variables)
+        )
         return Task.model_validate(self._api.get_data(response)[verb])

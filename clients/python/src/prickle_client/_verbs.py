@@ -2713,7 +2713,8 @@ class TaskVerbs(VerbCalls):
             "reason": reason,
             "expected_version": expected_version,
         }
-        call = partial(self._send, APPROVE_HANDOFF, 'approve_handoff', variables)
+        send = partial(self._send, APPROVE_HANDOFF, 'ApproveHandoff', 'approve_handoff')
+        call = partial(send, variables)
         return await self._verb(task_id, 'approve_handoff', call)
 
     async def deny_task(
@@ -2729,7 +2730,8 @@ class TaskVerbs(VerbCalls):
             "reason": reason,
             "expected_version": expected_version,
         }
-        call = partial(self._send, DENY_TASK, 'deny_task', variables)
+        send = partial(self._send, DENY_TASK, 'DenyTask', 'deny_task')
+        call = partial(send, variables)
         return await self._verb(task_id, 'deny_task', call)
 
     async def accept_task(
@@ -2742,7 +2744,8 @@ class TaskVerbs(VerbCalls):
             "task_id": task_id,
             "expected_version": expected_version,
         }
-        call = partial(self._send, ACCEPT_TASK, 'accept_task', variables)
+        send = partial(self._send, ACCEPT_TASK, 'AcceptTask', 'accept_task')
+        call = partial(send, variables)
         return await self._verb(task_id, 'accept_task', call)
 
     async def start_task(
@@ -2755,7 +2758,8 @@ class TaskVerbs(VerbCalls):
             "task_id": task_id,
             "expected_version": expected_version,
         }
-        call = partial(self._send, START_TASK, 'start_task', variables)
+        send = partial(self._send, START_TASK, 'StartTask', 'start_task')
+        call = partial(send, variables)
         return await self._verb(task_id, 'start_task', call)
 
     async def save_checkpoint(
@@ -2771,7 +2775,8 @@ class TaskVerbs(VerbCalls):
             "checkpoint": _shape(CheckpointInput, checkpoint),
             "expected_version": expected_version,
         }
-        call = partial(self._send, SAVE_CHECKPOINT, 'save_checkpoint', variables)
+        send = partial(self._send, SAVE_CHECKPOINT, 'SaveCheckpoint', 'save_checkpoint')
+        call = partial(send, variables)
         return await self._verb(task_id, 'save_checkpoint', call)
 
     async def wait_on(
@@ -2791,7 +2796,8 @@ class TaskVerbs(VerbCalls):
             "agent": agent,
             "expected_version": expected_version,
         }
-        call = partial(self._send, WAIT_ON, 'wait_on', variables)
+        send = partial(self._send, WAIT_ON, 'WaitOn', 'wait_on')
+        call = partial(send, variables)
         return await self._verb(task_id, 'wait_on', call)
 
     async def answer(
@@ -2807,7 +2813,8 @@ class TaskVerbs(VerbCalls):
             "answer": answer,
             "expected_version": expected_version,
         }
-        call = partial(self._send, ANSWER, 'answer', variables)
+        send = partial(self._send, ANSWER, 'Answer', 'answer')
+        call = partial(send, variables)
         return await self._verb(task_id, 'answer', call)
 
     async def stop_run(
@@ -2823,7 +2830,8 @@ class TaskVerbs(VerbCalls):
             "reason": reason,
             "expected_version": expected_version,
         }
-        call = partial(self._send, STOP_RUN, 'stop_run', variables)
+        send = partial(self._send, STOP_RUN, 'StopRun', 'stop_run')
+        call = partial(send, variables)
         return await self._verb(task_id, 'stop_run', call)
 
     async def resume_run(
@@ -2836,7 +2844,8 @@ class TaskVerbs(VerbCalls):
             "task_id": task_id,
             "expected_version": expected_version,
         }
-        call = partial(self._send, RESUME_RUN, 'resume_run', variables)
+        send = partial(self._send, RESUME_RUN, 'ResumeRun', 'resume_run')
+        call = partial(send, variables)
         return await self._verb(task_id, 'resume_run', call)
 
     async def hand_back(
@@ -2854,7 +2863,8 @@ class TaskVerbs(VerbCalls):
             "checkpoint": None if checkpoint is None else _shape(CheckpointInput, checkpoint),
             "expected_version": expected_version,
         }
-        call = partial(self._send, HAND_BACK, 'hand_back', variables)
+        send = partial(self._send, HAND_BACK, 'HandBack', 'hand_back')
+        call = partial(send, variables)
         return await self._verb(task_id, 'hand_back', call)
 
     async def return_result(
@@ -2870,7 +2880,8 @@ class TaskVerbs(VerbCalls):
             "result": _shape(ResultInput, result),
             "expected_version": expected_version,
         }
-        call = partial(self._send, RETURN_RESULT, 'return_result', variables)
+        send = partial(self._send, RETURN_RESULT, 'ReturnResult', 'return_result')
+        call = partial(send, variables)
         return await self._verb(task_id, 'return_result', call)
 
     async def decide_result(
@@ -2890,7 +2901,8 @@ class TaskVerbs(VerbCalls):
             "reason": reason,
             "expected_version": expected_version,
         }
-        call = partial(self._send, DECIDE_RESULT, 'decide_result', variables)
+        send = partial(self._send, DECIDE_RESULT, 'DecideResult', 'decide_result')
+        call = partial(send, variables)
         return await self._verb(task_id, 'decide_result', call)
 
     async def cancel_task(
@@ -2905,7 +2917,8 @@ class TaskVerbs(VerbCalls):
             "reason": reason,
             "expected_version": expected_version,
         }
-        call = partial(self._send, CANCEL_TASK, 'cancel_task', variables)
+        send = partial(self._send, CANCEL_TASK, 'CancelTask', 'cancel_task')
+        call = partial(send, variables)
         return await self._verb(task_id, 'cancel_task', call)
 
     async def reroute(
@@ -2923,5 +2936,6 @@ class TaskVerbs(VerbCalls):
             "capability": None if capability is None else _shape(CapabilityInput, capability),
             "expected_version": expected_version,
         }
-        call = partial(self._send, REROUTE, 'reroute', variables)
+        send = partial(self._send, REROUTE, 'Reroute', 'reroute')
+        call = partial(send, variables)
         return await self._verb(task_id, 'reroute', call)
