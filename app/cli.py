@@ -123,6 +123,13 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print (or write) the GraphQL SDL")
     schema.add_argument("--output", default=None)
+    schema.add_argument(
+        "--documents",
+        default=None,
+        metavar="DIRECTORY",
+        help="also write each task verb's operation document there, <verb>.graphql "
+        "(graphql/mutations)",
+    )
     schema.set_defaults(run=_schema)
     return parser
 
@@ -314,6 +321,8 @@ def _docs(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     from app.api.schema import sdl
+    from app.api.verbs import operation_document
+    from app.service.verbs import registry
 
     text = sdl()
     if args.output:
@@ -322,6 +331,10 @@ def _schema(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
+    if args.documents:
+        for verb in registry():
+            (Path(args.documents) / f"{verb.name}.graphql").write_text(operation_document(verb))
+        print(f"wrote {len(registry())} documents to {args.documents}", file=sys.stderr)
     return 0
 
 

@@ -5,7 +5,7 @@ they run under `--trusted-documents-only` (app/api/persisted.py, docs/frontends.
 - graphql/: each operation document with the fragments it spreads, as the tests send them
   (tests/server.py's `document`);
 - the Python client: each document its generated layer sends (clients/python/src/
-  prickle_client/generated/client.py, its `gql("...")` strings);
+  prickle_client/generated/client.py and _verbs.py, their `gql("...")` strings);
 - the board (app/static/board/board.js, graph.js): each of its reads, subscriptions and
   mutations, the `Q_*`, `S_*` and `M_*` constants, their `${...}` filled in from the file's
   other constants.
@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "app" / "api" / "documents.json"
 GRAPHQL = ROOT / "graphql"
-CLIENT = ROOT / "clients" / "python" / "src" / "prickle_client" / "generated" / "client.py"
+PACKAGE = ROOT / "clients" / "python" / "src" / "prickle_client"
+CLIENT = [PACKAGE / "generated" / "client.py", PACKAGE / "_verbs.py"]
 BOARD = [ROOT / "app" / "static" / "board" / name for name in ("board.js", "graph.js")]
 _CONSTANT = re.compile(r"const ([A-Z_]+) = (`[^`]*`|\"[^\"]*\"|\d+);")
 
@@ -65,7 +66,7 @@ def _spreads(text: str) -> list[str]:
 
 def client_documents() -> list[str]:
     documents = []
-    for node in ast.walk(ast.parse(CLIENT.read_text())):
+    for node in (n for path in CLIENT for n in ast.walk(ast.parse(path.read_text()))):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)

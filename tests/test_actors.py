@@ -29,6 +29,8 @@ from app.service import admin, verbs
 
 pytestmark = pytest.mark.cast
 
+# Each verb's actor, written out here apart from the table on purpose: restating it is this
+# test's point, so a new verb names its actor here too.
 ASSIGNEE = {"accept_task", "start_task", "wait_on", "return_result", "hand_back", "save_checkpoint"}
 ASSIGNEE_OWNER = {"stop_run", "resume_run", "approve_handoff", "deny_task"}
 REQUESTER_SIDE = {"cancel_task", "reroute"}

@@ -11,7 +11,9 @@ import pytest
 from server import ROOT, prickle
 
 from app.api.schema import sdl
+from app.api.verbs import operation_document
 from app.cli import main
+from app.service.verbs import registry
 
 
 @pytest.mark.once
@@ -20,6 +22,18 @@ def test_the_committed_schema_graphql_is_the_live_schema() -> None:
     assert committed == sdl(), (
         "schema.graphql is stale: run `prickle schema --output schema.graphql`"
     )
+
+
+@pytest.mark.once
+def test_the_committed_verb_documents_are_what_the_declarations_generate(tmp_path: Path) -> None:
+    assert main(["schema", "--output", str(tmp_path / "s"), "--documents", str(tmp_path)]) == 0
+    for verb in registry():
+        written = (tmp_path / f"{verb.name}.graphql").read_text()
+        committed = ROOT / "graphql" / "mutations" / f"{verb.name}.graphql"
+        assert written == operation_document(verb) == committed.read_text(), (
+            f"{committed} is stale: run "
+            "`prickle schema --output schema.graphql --documents graphql/mutations`"
+        )
 
 
 @pytest.mark.once

@@ -61,6 +61,10 @@ def _at(state: str, waiting_on: str | None = None, resume_to: str | None = None)
     return (state, waiting_on, resume_to)
 
 
+# Each move of the table with the actor who makes it and where it lands, written out here
+# apart from the table on purpose: restating it is this test's point (a table edited by
+# mistake fails here), so a new verb adds its cases
+# (test_the_cases_cover_every_move_and_verb_of_the_table).
 CASES = [
     Case(_at("requested"), "cancel_task", PLANNER, "cancelled"),
     Case(_at("routed"), "accept_task", CODER, "accepted"),

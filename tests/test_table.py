@@ -157,6 +157,8 @@ def test_a_table_error_is_a_prickle_error() -> None:
 
 
 def test_the_committed_rules_allow_callers_what_each_position_allows() -> None:
+    # what each position allows, written out apart from the table on purpose: restating it
+    # is this test's point (a rule edited by mistake fails here), so a new verb is added here
     run = {"wait_on", "stop_run", "return_result", "hand_back", "cancel_task", "save_checkpoint"}
     expected = {
         ("requested", None): {"cancel_task"},

@@ -15,7 +15,8 @@
   Generator's persisted documents (with `hashAlgorithm: "sha256"`) write them; a key is
   `sha256:<hex>` or bare hex, and each document's sha256 must be its key (a file that
   breaks this stops `serve`). The server's own documents (graphql/, the board's, the Python
-  client's: `MANIFEST`, written by scripts/documents.py) are always known. A request names
+  client's: `MANIFEST`, written by scripts/documents.py; and each declared task verb's form
+  document, `TaskVerb.document`) are always known. A request names
   one by `documentId` (`sha256:<hex>`, the GraphQL over HTTP specification's
   persisted-documents appendix), `doc_id` (Relay's, bare hex or prefixed) or the APQ hash.
 - `--trusted-documents-only`: a request runs only a document of those manifests: one named
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.api.verbs import form_documents
 from app.domain.errors import ProtocolError
 
 MANIFEST = Path(__file__).with_name("documents.json")  # the server's own (scripts/documents.py)
@@ -122,6 +124,7 @@ class Documents:
         """The server's manifest and the one `given` (--trusted-documents); `only`:
         --trusted-documents-only."""
         trusted = load(MANIFEST) if MANIFEST.exists() else {}
+        trusted = {**trusted, **{sha256(d): d for d in form_documents()}}
         if given:
             trusted = {**trusted, **load(Path(given))}
         return cls(trusted, only)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, TypeVar
 
 import strawberry
 
-from app.api import graph, lookahead
+from app.api import graph, lookahead, verbs
 from app.api.enums import TaskState, plain
 from app.api.node import Node
 from app.api.principal_types import Principal, PrincipalInfo, TokenInfo
@@ -15,6 +15,7 @@ from app.api.remote_agents import RemoteAgent
 from app.api.schedule_types import Schedule
 from app.api.table_types import AllowedMove, TaskStateInfo
 from app.api.task_types import Task, TaskConnection, TaskEventConnection
+from app.api.verbs import TaskVerb
 from app.api.webhooks import Webhook, WebhookDelivery
 from app.domain import shapes
 from app.domain.errors import InvalidInput
@@ -203,6 +204,13 @@ class Query:
     async def allowed_moves(self, info: strawberry.Info) -> list[AllowedMove]:
         await info.context.viewer()
         return [AllowedMove.from_domain(m) for m in table().moves]
+
+    @strawberry.field(
+        description="Every task verb as declared: its arguments, what it is for, its form. "
+        "Needs no token: it describes the API, as the schema does."
+    )
+    def task_verbs(self) -> list[TaskVerb]:
+        return verbs.task_verbs()
 
     @strawberry.field(description="The caller.")
     async def me(self, info: strawberry.Info) -> Principal:

@@ -11,7 +11,7 @@ below; the API maps each to its GraphQL type (app/api/verbs.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from app.domain import shapes
 from app.domain.errors import InvalidInput
@@ -31,6 +31,18 @@ from app.service.inputs import (
 
 WaitFor = Literal["human", "agent"]  # what wait_on waits for
 Decision = Literal["accept", "request_changes", "reject"]  # the requester's owner's decision
+REASON = "Why, in a sentence (recorded on the task's event)."
+CHECKPOINT = (
+    "Where the work stands: `progress` (required), `decisions`, `files_touched`, "
+    "`next_steps`, `open_questions`, `needs_answer`."
+)
+
+
+def doc(text: str, *, label: str | None = None, placeholder: str | None = None) -> dict[str, Any]:
+    """An argument's metadata: what it is (its GraphQL description, the MCP tool's), and for
+    a form (the board's): its `label` (default: its name) and `placeholder`, which makes it a
+    one-line text box (a textarea otherwise)."""
+    return {"doc": text, "label": label, "placeholder": placeholder}
 
 
 @dataclass
@@ -48,7 +60,7 @@ class Args(Input):
 
 @dataclass
 class Reason(Args):
-    reason: str | None = None
+    reason: str | None = field(default=None, metadata=doc(REASON))
 
     def check(self) -> None:
         shapes.check("reason", self.reason)
@@ -60,9 +72,22 @@ class Reason(Args):
 
 @dataclass
 class WaitOnArgs(Args):
-    on: WaitFor
-    question: str | None = None
-    agent: str | None = None
+    on: WaitFor = field(
+        metadata=doc(
+            "human: a person of the requester's side or the assignee's owner answers; agent: "
+            "the agent named in `agent` answers (naming none: the task's own subtasks' ends).",
+            label="Wait on",
+        )
+    )
+    question: str | None = field(default=None, metadata=doc("What you need answered."))
+    agent: str | None = field(
+        default=None,
+        metadata=doc(
+            "With on=agent (and only then): the agent to wait on, owner/name.",
+            label="Agent (when waiting on an agent)",
+            placeholder="owner/agent",
+        ),
+    )
 
     def check(self) -> None:
         if self.on not in get_args(WaitFor):
@@ -77,7 +102,7 @@ class WaitOnArgs(Args):
 
 @dataclass
 class AnswerArgs(Args):
-    answer: str
+    answer: str = field(metadata=doc("The answer to the task's question."))
 
     def check(self) -> None:
         shapes.check("text", self.answer, "answer")
@@ -85,7 +110,7 @@ class AnswerArgs(Args):
 
 @dataclass
 class CheckpointArgs(Args):
-    checkpoint: CheckpointInput
+    checkpoint: CheckpointInput = field(metadata=doc(CHECKPOINT))
     body: JSON = field(init=False, repr=False)
 
     def check(self) -> None:
@@ -94,7 +119,7 @@ class CheckpointArgs(Args):
 
 @dataclass
 class HandBackArgs(Reason):
-    checkpoint: CheckpointInput | None = None
+    checkpoint: CheckpointInput | None = field(default=None, metadata=doc(CHECKPOINT))
     body: JSON | None = field(init=False, repr=False, default=None)
 
     def check(self) -> None:
@@ -104,7 +129,14 @@ class HandBackArgs(Reason):
 
 @dataclass
 class ResultArgs(Args):
-    result: ResultInput
+    result: ResultInput = field(
+        metadata=doc(
+            "The result: `summary`, `provenance` (usually agent_generated) and `evidence`, a "
+            "list of items {kind, summary, criteria: [indexes of the acceptance criteria it "
+            "shows are met], url or content}. Give a `submission_id` of your own to make a "
+            "retry safe."
+        )
+    )
     submission: Submission = field(init=False, repr=False)
 
     def check(self) -> None:
@@ -113,9 +145,16 @@ class ResultArgs(Args):
 
 @dataclass
 class DecisionArgs(Args):
-    decision: Decision
-    verdicts: list[VerdictInput] | None = None
-    reason: str | None = None
+    decision: Decision = field(
+        metadata=doc("accept (completed), request_changes (back to working) or reject (final).")
+    )
+    verdicts: list[VerdictInput] | None = field(
+        default=None,
+        metadata=doc(
+            "A verdict per acceptance criterion: {criterion (its index), accepted, note}."
+        ),
+    )
+    reason: str | None = field(default=None, metadata=doc(REASON))
     checked: list[JSON] = field(init=False, repr=False)
 
     def check(self) -> None:
@@ -128,8 +167,15 @@ class DecisionArgs(Args):
 
 @dataclass
 class RerouteArgs(Args):
-    assignee: str | None = None
-    capability: CapabilityInput | None = None
+    assignee: str | None = field(
+        default=None,
+        metadata=doc(
+            "The agent to send it to: owner/name.", label="New assignee", placeholder="owner/agent"
+        ),
+    )
+    capability: CapabilityInput | None = field(
+        default=None, metadata=doc("The capability wanted: {kind, name}.")
+    )
     wanted: JSON | None = field(init=False, repr=False, default=None)
 
     def check(self) -> None:

@@ -867,96 +867,30 @@
 
   // ---- acting: one form per verb the viewer may use now --------------------------------
 
-  // Each form's reason box says what it is the reason for.
-  const reason = (what) => ({ name: "reason", label: `Reason for ${what} (optional)`, kind: "textarea" });
-  const VERBS = {
-    approve_handoff: { label: "Approve handoff", fields: [reason("approving")] },
-    deny_task: { label: "Deny", fields: [reason("denying")] },
-    accept_task: { label: "Accept" },
-    start_task: { label: "Start" },
-    save_checkpoint: {
-      label: "Save checkpoint",
-      fields: [{ name: "progress", label: "Progress", kind: "textarea", required: true }],
-      build: (v) => ({ checkpoint: { progress: v.progress } }),
-    },
-    wait_on: {
-      label: "Wait",
-      fields: [
-        { name: "on", label: "Wait on", kind: "select", options: ["human", "agent"] },
-        { name: "question", label: "Question", kind: "textarea" },
-        { name: "agent", label: "Agent (when waiting on an agent)", placeholder: "owner/agent" },
-      ],
-    },
-    answer: { label: "Answer", fields: [{ name: "answer", label: "Answer", kind: "textarea", required: true }] },
-    stop_run: { label: "Stop run", fields: [reason("stopping")] },
-    resume_run: { label: "Resume run" },
-    hand_back: { label: "Hand back", fields: [reason("handing back")] },
-    return_result: {
-      label: "Return result",
-      fields: [
-        { name: "summary", label: "Summary", kind: "textarea", required: true },
-        { name: "notes", label: "Evidence notes (one a line)", kind: "textarea" },
-        { name: "provenance", label: "Provenance", kind: "select",
-          options: ["owner_instruction", "owner_approved", "agent_generated", "from_approved_context"] },
-      ],
-      build: (v) => ({ result: {
-        summary: v.summary, provenance: v.provenance,
-        evidence: (v.notes || "").split("\n").map((x) => x.trim()).filter(Boolean)
-          .map((summary) => ({ kind: "note", summary })),
-      } }),
-    },
-    decide_result: { label: "Decide", fields: [
-      { name: "decision", label: "Decision", kind: "select", required: true,
-        options: ["accept", "request_changes", "reject"], none: "choose a decision" },
-      { name: "verdicts", kind: "verdicts" },
-      reason("deciding"),
-    ] },
-    cancel_task: { label: "Cancel task", fields: [reason("cancelling")] },
-    reroute: {
-      label: "Reroute",
-      fields: [{ name: "assignee", label: "New assignee", placeholder: "owner/agent", required: true }],
-    },
-  };
-  // Each verb's one document, declaring every argument its form may send (an empty field is
-  // left out of the variables): fixed texts, so that they are in the server's manifest of
-  // trusted documents (scripts/documents.py) and the forms work under
-  // --trusted-documents-only.
-  const MOVED = "id version state";
-  const M_APPROVE_HANDOFF = `mutation Board_approve_handoff($task_id: ID!, $reason: String, $expected_version: Int) {
-    approve_handoff(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_DENY_TASK = `mutation Board_deny_task($task_id: ID!, $reason: String, $expected_version: Int) {
-    deny_task(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_ACCEPT_TASK = `mutation Board_accept_task($task_id: ID!, $expected_version: Int) {
-    accept_task(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_START_TASK = `mutation Board_start_task($task_id: ID!, $expected_version: Int) {
-    start_task(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_SAVE_CHECKPOINT = `mutation Board_save_checkpoint($task_id: ID!, $checkpoint: CheckpointInput!, $expected_version: Int) {
-    save_checkpoint(task_id: $task_id, checkpoint: $checkpoint, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_WAIT_ON = `mutation Board_wait_on($task_id: ID!, $on: WaitOn!, $question: String, $agent: String, $expected_version: Int) {
-    wait_on(task_id: $task_id, on: $on, question: $question, agent: $agent, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_ANSWER = `mutation Board_answer($task_id: ID!, $answer: String!, $expected_version: Int) {
-    answer(task_id: $task_id, answer: $answer, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_STOP_RUN = `mutation Board_stop_run($task_id: ID!, $reason: String, $expected_version: Int) {
-    stop_run(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_RESUME_RUN = `mutation Board_resume_run($task_id: ID!, $expected_version: Int) {
-    resume_run(task_id: $task_id, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_HAND_BACK = `mutation Board_hand_back($task_id: ID!, $reason: String, $expected_version: Int) {
-    hand_back(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_RETURN_RESULT = `mutation Board_return_result($task_id: ID!, $result: ResultInput!, $expected_version: Int) {
-    return_result(task_id: $task_id, result: $result, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_DECIDE_RESULT = `mutation Board_decide_result($task_id: ID!, $decision: Decision!, $verdicts: [VerdictInput!], $reason: String, $expected_version: Int) {
-    decide_result(task_id: $task_id, decision: $decision, verdicts: $verdicts, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_CANCEL_TASK = `mutation Board_cancel_task($task_id: ID!, $reason: String, $expected_version: Int) {
-    cancel_task(task_id: $task_id, reason: $reason, expected_version: $expected_version) { ${MOVED} } }`;
-  const M_REROUTE = `mutation Board_reroute($task_id: ID!, $assignee: String, $expected_version: Int) {
-    reroute(task_id: $task_id, assignee: $assignee, expected_version: $expected_version) { ${MOVED} } }`;
-  const MUTATIONS = {
-    approve_handoff: M_APPROVE_HANDOFF, deny_task: M_DENY_TASK, accept_task: M_ACCEPT_TASK,
-    start_task: M_START_TASK, save_checkpoint: M_SAVE_CHECKPOINT, wait_on: M_WAIT_ON,
-    answer: M_ANSWER, stop_run: M_STOP_RUN, resume_run: M_RESUME_RUN, hand_back: M_HAND_BACK,
-    return_result: M_RETURN_RESULT, decide_result: M_DECIDE_RESULT, cancel_task: M_CANCEL_TASK,
-    reroute: M_REROUTE,
-  };
+  // Each verb's form is the server's declaration (the task_verbs query): its label, its place
+  // among the forms (rank), its fields, and its document, which declares every argument (an
+  // empty field is left out of the variables) and which the server always trusts, so the
+  // forms work under --trusted-documents-only. Read once, before a task's forms are drawn.
+  const Q_VERBS = `query BoardVerbs { task_verbs {
+    name label rank ends_task document form { name label kind required options placeholder none } } }`;
+  const VERBS = {}; // name → its declaration
+  const MUTATIONS = {}; // name → its document
+  let ORDER = []; // the names, the lowest rank first
+  let verbsRead = null;
+
+  function loadVerbs() {
+    verbsRead ||= gql(app.token, Q_VERBS).then((data) => {
+      for (const verb of data.task_verbs) {
+        VERBS[verb.name] = verb;
+        MUTATIONS[verb.name] = verb.document;
+      }
+      ORDER = [...data.task_verbs].sort((a, b) => a.rank - b.rank).map((verb) => verb.name);
+    }, (error) => {
+      verbsRead = null;
+      throw error;
+    });
+    return verbsRead;
+  }
 
   let fieldIds = 0;
 
@@ -980,7 +914,7 @@
     if (f.kind === "verdicts") return verdictFields(task.packet.acceptance_criteria);
     const id = `f${++fieldIds}`;
     const attrs = { id, name: f.name, required: f.required, placeholder: f.placeholder };
-    const control = f.kind === "textarea" ? h("textarea", { ...attrs, rows: "2" })
+    const control = f.kind === "textarea" || f.kind === "notes" ? h("textarea", { ...attrs, rows: "2" })
       : f.kind === "select" ? h("select", attrs, f.none && h("option", { value: "", text: f.none }),
         f.options.map((o) => h("option", { value: o, text: o.replace(/_/g, " ") })))
       : h("input", attrs);
@@ -997,15 +931,27 @@
         return { criterion, accepted: el.value === "yes", ...(note ? { note } : {}) };
       });
     if (verdicts.length) values.verdicts = verdicts;
-    return spec.build ? spec.build(values) : values;
+    return argumentsOf(values, spec.form);
   }
 
-  // The likely next move first; the verbs that stop, refuse or end the task last.
-  const ORDER = [
-    "approve_handoff", "decide_result", "answer", "accept_task", "start_task", "resume_run",
-    "return_result", "save_checkpoint", "wait_on", "reroute", "hand_back", "stop_run",
-    "deny_task", "cancel_task",
-  ];
+  // A form's values as its verb's arguments: a field named `a.b` fills the field b of the
+  // argument a; notes become evidence notes, one a line.
+  function argumentsOf(values, fields) {
+    const args = {};
+    for (const f of fields) {
+      let value = values[f.name];
+      if (f.kind === "notes") {
+        value = (value || "").split("\n").map((x) => x.trim()).filter(Boolean)
+          .map((summary) => ({ kind: "note", summary }));
+      }
+      if (value === undefined) continue;
+      const path = f.name.split(".");
+      let into = args;
+      for (const step of path.slice(0, -1)) into = into[step] ||= {};
+      into[path[path.length - 1]] = value;
+    }
+    return args;
+  }
 
   function actSection(task, version, verbs) {
     const known = verbs.filter((v) => VERBS[v]).sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
@@ -1013,8 +959,8 @@
     return h("div", { class: "act" }, known.map((verb) => {
       const spec = VERBS[verb];
       const form = h("form", { class: "verb", "data-verb": verb, "aria-label": spec.label },
-        (spec.fields || []).map((f) => field(f, task)),
-        h("button", { type: "submit", class: verb === "cancel_task" || verb === "deny_task" ? "danger" : "", text: spec.label }));
+        spec.form.map((f) => field(f, task)),
+        h("button", { type: "submit", class: spec.ends_task ? "danger" : "", text: spec.label }));
       form.addEventListener("submit", (e) => {
         e.preventDefault();
         act(task.id, version, verb, readForm(form, spec), form);
@@ -1396,6 +1342,7 @@
   }
 
   function start() {
+    loadVerbs().catch(() => {});
     gql(app.token, Q_STATES).then((d) => app.board.describe(d.task_states)).catch(() => {});
     const live = new Live(app.token, status, authFailed);
     app.live = live;
@@ -1508,7 +1455,7 @@
     panel.hidden = false;
     if (!quiet) $("detail-body").replaceChildren(h("p", { class: "muted", text: "Loading…" }));
     try {
-      const data = await gql(app.token, Q_DETAIL, { id });
+      const [data] = await Promise.all([gql(app.token, Q_DETAIL, { id }), loadVerbs()]);
       if (app.openId !== id) return;
       if (!data.task) {
         return $("detail-body").replaceChildren(h("p", { class: "muted", text: `No visible task ${id}.` }));

@@ -1,5 +1,6 @@
 """The generated layer matches schema.graphql, graphql/ and the protocol's task shape:
-regenerated into a temporary directory, every file is the same as the committed one."""
+regenerated into a temporary directory, every file is the same as the committed one (the
+task verbs' methods, _verbs.py, among them)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 PACKAGE = HERE / "src" / "prickle_client"
-GENERATED = ("generated", "_sync.py", "schemas")
+GENERATED = ("generated", "_verbs.py", "_sync.py", "schemas")
 
 
 def files(root: Path) -> dict[str, str]:

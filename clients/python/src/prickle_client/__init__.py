@@ -11,7 +11,8 @@ code (`InvalidState`, `Forbidden`, `NotFound`, ...; all are `PrickleError`).
 
 from __future__ import annotations
 
-from ._async import AsyncClient, Event, Principal, Task, TaskPage
+from ._async import AsyncClient, Event, Principal, TaskPage
+from ._base import Task
 from ._sync import Client
 from .errors import (
     ClientClosed,

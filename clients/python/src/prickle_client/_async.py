@@ -18,28 +18,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from enum import Enum
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar, cast
 
 import httpx
-from pydantic import BaseModel, ValidationError
 
+from ._base import Shape, Task, _enum, _shape
 from ._transport import Transport, http_client, ws_url
-from .errors import InvalidInput, TransportFailed, Unavailable
+from ._verbs import TaskVerbs
+from .errors import TransportFailed, Unavailable
 from .events import EventBatchStream, EventStream
 from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.async_base_client import HttpClient
 from .generated.create_token import CreateTokenCreateToken
 from .generated.create_webhook import CreateWebhookCreateWebhook
-from .generated.enums import Decision, TaskState, WaitOn
+from .generated.enums import TaskState
 from .generated.erase_agent import EraseAgentEraseAgent
 from .generated.erase_person import ErasePersonErasePerson
-from .generated.fragments import EventFields, ScheduleFields, TaskDetail, WebhookFields
+from .generated.fragments import EventFields, ScheduleFields, WebhookFields
 from .generated.input_types import (
     CapabilityInput,
-    CheckpointInput,
     GateRuleInput,
     HandoffInput,
     PacketInput,
@@ -47,7 +46,6 @@ from .generated.input_types import (
     ResultInput,
     ResultRuleInput,
     ScheduleInput,
-    VerdictInput,
     WebhookInput,
 )
 from .generated.me import MeMe
@@ -60,41 +58,21 @@ from .generated.set_gate_rule import SetGateRuleSetGateRule
 from .generated.set_result_rule import SetResultRuleSetResultRule
 from .generated.task_graph import TaskGraphTaskGraph
 from .generated.task_states import TaskStatesTaskStates
+from .generated.task_verbs import TaskVerbsTaskVerbs
 from .generated.tasks import TasksTasks
 from .generated.tokens import TokensTokens
 from .generated.webhook_deliveries import WebhookDeliveriesWebhookDeliveries
 
 T = TypeVar("T")
-Task = TaskDetail
 Event = OnTaskEventsTaskEvents
 Principal = MeMe
 TaskPage = TasksTasks
-Shape = Mapping[str, Any]
 RETRIES = 3
 OUTAGE_SECONDS = 30.0  # how long calls are retried through a database outage
-M = TypeVar("M", bound=BaseModel)
-N = TypeVar("N", bound=Enum)
 
 
-def _shape(model: type[M], given: object) -> M:
-    """`given` (the model, or a dict of its shape) as `model`; InvalidInput, as the server
-    would answer, when it does not fit (nothing is sent)."""
-    try:
-        return model.model_validate(given)
-    except ValidationError as error:
-        raise InvalidInput(str(error), {"code": "invalid_input"}) from error
-
-
-def _enum(kind: type[N], given: N | str) -> N:
-    try:
-        return kind(given)
-    except ValueError as error:
-        names = ", ".join(str(member.value) for member in kind)
-        raise InvalidInput(f"{given!r} is none of {names}", {"code": "invalid_input"}) from error
-
-
-def _wait_on(done: Any) -> Task:
-    return cast(Task, done.wait_on)
+def _same(task: Any) -> Task:
+    return cast(Task, task)
 
 
 def _return_result(done: Any) -> Task:
@@ -109,8 +87,9 @@ def _failed(error: httpx.TransportError, attempts: int, retried: bool) -> Transp
     return TransportFailed(text, error, attempts)
 
 
-class AsyncClient:
-    """A client of one server (`url`: its /graphql endpoint) as the principal of `token`."""
+class AsyncClient(TaskVerbs):
+    """A client of one server (`url`: its /graphql endpoint) as the principal of `token`.
+    Each task verb is a method (`TaskVerbs`, generated from the server's schema)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = 30.0) -> None:
         self.url = url
@@ -153,10 +132,16 @@ class AsyncClient:
                 await asyncio.sleep(wait)
 
     async def _verb(
-        self, task_id: str, verb: str, call: Callable[[], Awaitable[T]], pick: Callable[[T], Task]
+        self,
+        task_id: str,
+        verb: str,
+        call: Callable[[], Awaitable[Any]],
+        pick: Callable[[Any], Task] | None = None,
     ) -> Task:
         """A verb on a task; when the server lost the answer to its commit, the task's newest
-        event says whether it was made before it is sent again."""
+        event says whether it was made before it is sent again. `pick`: the task from the
+        answer, by default the answer itself."""
+        pick = pick or _same
         try:
             return pick(await self._call(call, False))
         except Unavailable as error:
@@ -235,97 +220,8 @@ class AsyncClient:
         call = partial(self._api.request_capability, given)
         return (await self._call(call, idempotency_key is not None)).request_capability
 
-    # the owner's decisions on routing
-
-    async def approve_handoff(
-        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
-    ) -> Task:
-        call = partial(self._api.approve_handoff, task_id, reason, expected_version)
-        return await self._verb(task_id, "approve_handoff", call, lambda done: done.approve_handoff)
-
-    async def deny_task(
-        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
-    ) -> Task:
-        call = partial(self._api.deny_task, task_id, reason, expected_version)
-        return await self._verb(task_id, "deny_task", call, lambda done: done.deny_task)
-
-    async def reroute(
-        self,
-        task_id: str,
-        assignee: str | None = None,
-        capability: CapabilityInput | Shape | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        wanted = None if capability is None else _shape(CapabilityInput, capability)
-        call = partial(self._api.reroute, task_id, assignee, wanted, expected_version)
-        return await self._verb(task_id, "reroute", call, lambda done: done.reroute)
-
-    # the assignee's moves
-
-    async def accept_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
-        call = partial(self._api.accept_task, task_id, expected_version)
-        return await self._verb(task_id, "accept_task", call, lambda done: done.accept_task)
-
-    async def start_task(self, task_id: str, *, expected_version: int | None = None) -> Task:
-        call = partial(self._api.start_task, task_id, expected_version)
-        return await self._verb(task_id, "start_task", call, lambda done: done.start_task)
-
-    async def save_checkpoint(
-        self,
-        task_id: str,
-        checkpoint: CheckpointInput | Shape,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        """Replace latest_checkpoint (not a move; spends one turn)."""
-        given = _shape(CheckpointInput, checkpoint)
-        call = partial(self._api.save_checkpoint, task_id, given, expected_version)
-        return await self._verb(task_id, "save_checkpoint", call, lambda done: done.save_checkpoint)
-
-    async def wait_on(
-        self,
-        task_id: str,
-        on: WaitOn | str,
-        question: str | None = None,
-        agent: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
-        which = _enum(WaitOn, on)
-        call = partial(self._api.wait_on, task_id, which, question, agent, expected_version)
-        # The generated client's module names both the WaitOn enum and the WaitOn operation's
-        # response model; the call returns the latter.
-        return await self._verb(task_id, "wait_on", call, _wait_on)
-
-    async def answer(
-        self, task_id: str, answer: str, *, expected_version: int | None = None
-    ) -> Task:
-        call = partial(self._api.answer, task_id, answer, expected_version)
-        return await self._verb(task_id, "answer", call, lambda done: done.answer)
-
-    async def stop_run(
-        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
-    ) -> Task:
-        call = partial(self._api.stop_run, task_id, reason, expected_version)
-        return await self._verb(task_id, "stop_run", call, lambda done: done.stop_run)
-
-    async def resume_run(self, task_id: str, *, expected_version: int | None = None) -> Task:
-        call = partial(self._api.resume_run, task_id, expected_version)
-        return await self._verb(task_id, "resume_run", call, lambda done: done.resume_run)
-
-    async def hand_back(
-        self,
-        task_id: str,
-        reason: str,
-        checkpoint: CheckpointInput | Shape | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        given = None if checkpoint is None else _shape(CheckpointInput, checkpoint)
-        call = partial(self._api.hand_back, task_id, reason, given, expected_version)
-        return await self._verb(task_id, "hand_back", call, lambda done: done.hand_back)
+    # the task verbs are TaskVerbs' (generated); return_result, retried when repeating it
+    # cannot return it twice, is written here
 
     async def return_result(
         self,
@@ -342,28 +238,6 @@ class AsyncClient:
         if given.submission_id is not None:  # repeating it cannot return it twice
             return pick(await self._call(call, True))
         return await self._verb(task_id, "return_result", call, pick)
-
-    # the requester's moves
-
-    async def decide_result(
-        self,
-        task_id: str,
-        decision: Decision | str,
-        verdicts: list[VerdictInput | Shape] | None = None,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        which = _enum(Decision, decision)
-        given = None if verdicts is None else [_shape(VerdictInput, v) for v in verdicts]
-        call = partial(self._api.decide_result, task_id, which, given, reason, expected_version)
-        return await self._verb(task_id, "decide_result", call, lambda done: done.decide_result)
-
-    async def cancel_task(
-        self, task_id: str, reason: str | None = None, *, expected_version: int | None = None
-    ) -> Task:
-        call = partial(self._api.cancel_task, task_id, reason, expected_version)
-        return await self._verb(task_id, "cancel_task", call, lambda done: done.cancel_task)
 
     # any document
 
@@ -450,6 +324,10 @@ class AsyncClient:
     async def task_states(self) -> list[TaskStatesTaskStates]:
         """Every task state: what it means, whether it is final, where it moves."""
         return (await self._call(self._api.task_states, True)).task_states
+
+    async def task_verbs(self) -> list[TaskVerbsTaskVerbs]:
+        """Every task verb as the server declares it: arguments, guide, form."""
+        return (await self._call(self._api.task_verbs, True)).task_verbs
 
     async def allowed_moves(self) -> list[AllowedMovesAllowedMoves]:
         """The transition table: each allowed move, its verbs and who may make it."""

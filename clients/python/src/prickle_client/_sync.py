@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from ._base import Shape, Task
 from .generated.allowed_moves import AllowedMovesAllowedMoves
 from .generated.create_token import CreateTokenCreateToken
 from .generated.create_webhook import CreateWebhookCreateWebhook
-from .generated.enums import Decision, TaskState, WaitOn
+from .generated.enums import TaskState, Decision, WaitOn
 from .generated.erase_agent import EraseAgentEraseAgent
 from .generated.erase_person import ErasePersonErasePerson
 from .generated.fragments import EventFields, ScheduleFields, WebhookFields
-from .generated.input_types import CapabilityInput, CheckpointInput, GateRuleInput, PacketInput, ResultInput, ResultRuleInput, ScheduleInput, VerdictInput, WebhookInput
+from .generated.input_types import CapabilityInput, GateRuleInput, PacketInput, ResultInput, ResultRuleInput, ScheduleInput, WebhookInput, CheckpointInput, VerdictInput
 from .generated.principal import PrincipalPrincipal
 from .generated.register_agent import RegisterAgentRegisterAgent
 from .generated.revoke_token import RevokeTokenRevokeToken
@@ -23,9 +24,10 @@ from .generated.set_gate_rule import SetGateRuleSetGateRule
 from .generated.set_result_rule import SetResultRuleSetResultRule
 from .generated.task_graph import TaskGraphTaskGraph
 from .generated.task_states import TaskStatesTaskStates
+from .generated.task_verbs import TaskVerbsTaskVerbs
 from .generated.tokens import TokensTokens
 from .generated.webhook_deliveries import WebhookDeliveriesWebhookDeliveries
-from ._async import Principal, Shape, Task, TaskPage
+from ._async import Principal, TaskPage
 from ._sync_base import SyncBase
 
 
@@ -63,108 +65,6 @@ class Client(SyncBase):
         """Hand a task to an agent offering the capability."""
         return self._run(self._client.request_capability(project, capability, packet, parent_task_id=parent_task_id, display_title=display_title, turn_budget=turn_budget, origin_message_id=origin_message_id, idempotency_key=idempotency_key))
 
-    def approve_handoff(
-        self,
-        task_id: str,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.approve_handoff(task_id, reason, expected_version=expected_version))
-
-    def deny_task(
-        self,
-        task_id: str,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.deny_task(task_id, reason, expected_version=expected_version))
-
-    def reroute(
-        self,
-        task_id: str,
-        assignee: str | None = None,
-        capability: CapabilityInput | Shape | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.reroute(task_id, assignee, capability, expected_version=expected_version))
-
-    def accept_task(
-        self,
-        task_id: str,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.accept_task(task_id, expected_version=expected_version))
-
-    def start_task(
-        self,
-        task_id: str,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.start_task(task_id, expected_version=expected_version))
-
-    def save_checkpoint(
-        self,
-        task_id: str,
-        checkpoint: CheckpointInput | Shape,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        """Replace latest_checkpoint (not a move; spends one turn)."""
-        return self._run(self._client.save_checkpoint(task_id, checkpoint, expected_version=expected_version))
-
-    def wait_on(
-        self,
-        task_id: str,
-        on: WaitOn | str,
-        question: str | None = None,
-        agent: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        """Wait on a human (`on="human"`) or, with `agent`, on an agent."""
-        return self._run(self._client.wait_on(task_id, on, question, agent, expected_version=expected_version))
-
-    def answer(
-        self,
-        task_id: str,
-        answer: str,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.answer(task_id, answer, expected_version=expected_version))
-
-    def stop_run(
-        self,
-        task_id: str,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.stop_run(task_id, reason, expected_version=expected_version))
-
-    def resume_run(
-        self,
-        task_id: str,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.resume_run(task_id, expected_version=expected_version))
-
-    def hand_back(
-        self,
-        task_id: str,
-        reason: str,
-        checkpoint: CheckpointInput | Shape | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.hand_back(task_id, reason, checkpoint, expected_version=expected_version))
-
     def return_result(
         self,
         task_id: str,
@@ -176,26 +76,6 @@ class Client(SyncBase):
         Retried on transport failures only when the result has a `submission_id`.
         """
         return self._run(self._client.return_result(task_id, result, expected_version=expected_version))
-
-    def decide_result(
-        self,
-        task_id: str,
-        decision: Decision | str,
-        verdicts: list[VerdictInput | Shape] | None = None,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.decide_result(task_id, decision, verdicts, reason, expected_version=expected_version))
-
-    def cancel_task(
-        self,
-        task_id: str,
-        reason: str | None = None,
-        *,
-        expected_version: int | None = None,
-    ) -> Task:
-        return self._run(self._client.cancel_task(task_id, reason, expected_version=expected_version))
 
     def execute(
         self,
@@ -272,6 +152,12 @@ class Client(SyncBase):
     ) -> list[TaskStatesTaskStates]:
         """Every task state: what it means, whether it is final, where it moves."""
         return self._run(self._client.task_states())
+
+    def task_verbs(
+        self,
+    ) -> list[TaskVerbsTaskVerbs]:
+        """Every task verb as the server declares it: arguments, guide, form."""
+        return self._run(self._client.task_verbs())
 
     def allowed_moves(
         self,
@@ -450,3 +336,132 @@ class Client(SyncBase):
         id: str,
     ) -> RotateWebhookSecretRotateWebhookSecret:
         return self._run(self._client.rotate_webhook_secret(id))
+
+    def approve_handoff(
+        self,
+        task_id: str,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """The assignee's owner lets a held task through."""
+        return self._run(self._client.approve_handoff(task_id, reason, expected_version=expected_version))
+
+    def deny_task(
+        self,
+        task_id: str,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """The assignee's owner rejects a held or routed task."""
+        return self._run(self._client.deny_task(task_id, reason, expected_version=expected_version))
+
+    def accept_task(
+        self,
+        task_id: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        return self._run(self._client.accept_task(task_id, expected_version=expected_version))
+
+    def start_task(
+        self,
+        task_id: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        return self._run(self._client.start_task(task_id, expected_version=expected_version))
+
+    def save_checkpoint(
+        self,
+        task_id: str,
+        checkpoint: CheckpointInput | Shape,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Not a move: replaces latest_checkpoint, spends one turn."""
+        return self._run(self._client.save_checkpoint(task_id, checkpoint, expected_version=expected_version))
+
+    def wait_on(
+        self,
+        task_id: str,
+        on: WaitOn | str,
+        question: str | None = None,
+        agent: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Wait on a human or (with `agent`) on an agent."""
+        return self._run(self._client.wait_on(task_id, on, question, agent, expected_version=expected_version))
+
+    def answer(
+        self,
+        task_id: str,
+        answer: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Resume a task waiting on a human or an agent."""
+        return self._run(self._client.answer(task_id, answer, expected_version=expected_version))
+
+    def stop_run(
+        self,
+        task_id: str,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """The assignee's owner stops the run; the task waits on `stopped`."""
+        return self._run(self._client.stop_run(task_id, reason, expected_version=expected_version))
+
+    def resume_run(
+        self,
+        task_id: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        return self._run(self._client.resume_run(task_id, expected_version=expected_version))
+
+    def hand_back(
+        self,
+        task_id: str,
+        reason: str | None = None,
+        checkpoint: CheckpointInput | Shape | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Give the task back to the requester side, optionally with a checkpoint."""
+        return self._run(self._client.hand_back(task_id, reason, checkpoint, expected_version=expected_version))
+
+    def decide_result(
+        self,
+        task_id: str,
+        decision: Decision | str,
+        verdicts: list[VerdictInput | Shape] | None = None,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """The requester's owner decides a result held for approval."""
+        return self._run(self._client.decide_result(task_id, decision, verdicts, reason, expected_version=expected_version))
+
+    def cancel_task(
+        self,
+        task_id: str,
+        reason: str | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        return self._run(self._client.cancel_task(task_id, reason, expected_version=expected_version))
+
+    def reroute(
+        self,
+        task_id: str,
+        assignee: str | None = None,
+        capability: CapabilityInput | Shape | None = None,
+        *,
+        expected_version: int | None = None,
+    ) -> Task:
+        """Send a returned task again: to `assignee` or by `capability`."""
+        return self._run(self._client.reroute(task_id, assignee, capability, expected_version=expected_version))

@@ -35,7 +35,9 @@ def subscription_error(error: GraphQLClientGraphQLMultiError) -> PrickleError:
 
 
 def http_client(token: str, timeout: float) -> httpx.AsyncClient:
-    return httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
+    """The HTTP client of a principal's token; with none (""), of no one."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.AsyncClient(headers=headers, timeout=timeout)
 
 
 def ws_url(url: str) -> str:

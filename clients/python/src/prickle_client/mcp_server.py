@@ -6,8 +6,9 @@
 Every tool acts as the principal whose token the server holds (`--token`, or
 PRICKLE_TOKEN); over streamable HTTP a request's own `Authorization: Bearer <token>` takes
 its place, so several agents can share one MCP server. Tools talk to prickle through
-`AsyncClient`. The task verbs' tools are made from the server's schema (schemas/verbs.json,
-written by generate.py from schema.graphql): one per verb, its arguments the verb's.
+`AsyncClient`. The task verbs' tools are made from the server's declarations, read once at
+start (its `task_verbs` query): one per verb, its description the verb's guide, its
+arguments the verb's, destructive as the verb is declared.
 A refused move comes back as a tool error: its code, the server's message, the moves the
 caller may make on the task now, and what to do.
 """
@@ -35,9 +36,11 @@ except ModuleNotFoundError as missing:  # the client installed without its `mcp`
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from . import shapes
-from ._async import AsyncClient, Task
+from ._async import AsyncClient
+from ._base import Task
 from .errors import PrickleError, RateLimited, Unavailable
 from .generated.enums import TaskState
+from .generated.task_verbs import TaskVerbsTaskVerbs, TaskVerbsTaskVerbsArguments
 
 T = TypeVar("T")
 
@@ -73,40 +76,6 @@ NEXT_STEP = {
     "internal": "The task server failed. Try again later; nothing may have changed.",
 }
 
-# What each task verb's tool is for, as an agent reads it; the verbs themselves, their
-# arguments and who may make them are the server's (schemas/verbs.json, allowed_verbs).
-GUIDE = {
-    "approve_handoff": "Approve a task your gate held for you (state waiting, waiting_on "
-    "owner_approval); the task is routed to its assignee.",
-    "deny_task": "Deny a task handed to you (state routed) or held for your approval; it "
-    "becomes `rejected` (final).",
-    "accept_task": "Take on a task handed to you (state `routed`); it becomes `accepted`.",
-    "start_task": "Start working on an accepted task; it becomes `working`.",
-    "save_checkpoint": "Record where your work stands (replaces the task's latest "
-    "checkpoint; spends one turn; the task stays where it is). Save one before a long step.",
-    "wait_on": "Pause your task until it is answered; it becomes `waiting`. on=human: a "
-    "person of the requester's side or your owner answers. on=agent: the agent named in "
-    "`agent` answers (the task's `question.answerers`). on=subtasks: wait for the task's "
-    "own subtasks to end (only for a task with subtasks). Ask your `question`.",
-    "answer": "Answer the question of a task waiting on you (you are among its "
-    "`question.answerers`); it resumes where it waited.",
-    "stop_run": "Stop an agent's run on a task (its owner only); it waits on `stopped`.",
-    "resume_run": "Resume a stopped run (its owner only).",
-    "hand_back": "Give a task back to its requester (declined, or you cannot finish it); it "
-    "becomes `returned`, and the requester may reroute it.",
-    "return_result": "Return your result with evidence. Each evidence item names the "
-    "acceptance criteria it covers (their indexes). The requester's owner's result policy "
-    "judges it at once. By default (no result rule) evidence of the right shape completes "
-    "the task, even evidence that covers no criterion; an owner who sets the result rule "
-    "require_complete_evidence has a result whose evidence leaves a criterion uncovered or "
-    "stale sent back to `working`; require_approval sends it to a person (`approval`). "
-    "Cover every criterion: see result.evidence_report.",
-    "decide_result": "Decide a result waiting for your approval (state `approval`): accept "
-    "(completed), request_changes (back to working) or reject (final).",
-    "cancel_task": "Call off a task you requested; it becomes `cancelled` (final).",
-    "reroute": "Send a returned task again: to `assignee` (owner/name) or by `capability`.",
-}
-DESTRUCTIVE = frozenset({"deny_task", "stop_run", "hand_back", "decide_result", "cancel_task"})
 READS = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -160,24 +129,12 @@ INPUT_SHAPES: dict[str, Callable[[], dict[str, Any]]] = {
     "CapabilityInput": shapes.capability,
 }
 SCALARS: dict[str, type] = {"String": str, "ID": str, "Int": int, "Boolean": bool}
-INPUT_TEXT = {
-    "checkpoint": "Where the work stands: `progress` (required), `decisions`, "
-    "`files_touched`, `next_steps`, `open_questions`, `needs_answer`.",
-    "result": "The result: `summary`, `provenance` (usually agent_generated) and "
-    "`evidence`, a list of items {kind, summary, criteria: [indexes of the acceptance "
-    "criteria it shows are met], url or content}. Give a `submission_id` of your own to "
-    "make a retry safe.",
-    "reason": "Why, in a sentence (recorded on the task's event).",
-    "answer": "The answer to the task's question.",
-    "question": "What you need answered.",
-    "verdicts": "A verdict per acceptance criterion: {criterion (its index), accepted, note}.",
-    "assignee": "The agent to send it to: owner/name.",
-    "on": "human: a person answers; agent: the agent named in `agent` answers; subtasks: "
-    "the task resumes once its own subtasks have all ended.",
-    "agent": "With on=agent (and only then): the agent to wait on, owner/name.",
-    "decision": "accept (completed), request_changes (back to working) or reject (final).",
-    "capability": "The capability wanted: {kind, name}.",
-}
+# wait_on's `on` as the tool takes it: the protocol's wait on an agent naming none is its own
+# choice, `subtasks` (`_wait_variables`)
+WAIT_ON_TEXT = (
+    "human: a person answers; agent: the agent named in `agent` answers; subtasks: the task "
+    "resumes once its own subtasks have all ended."
+)
 TASK_SELECTION = (
     "as_protocol version allowed_verbs "
     "question { on question asked_by agent answerers resumes_when_subtasks_end }"
@@ -266,7 +223,7 @@ def version() -> str:
 def build_server(url: str, token: str | None) -> MCPServer:
     """The MCP server of the task server at `url` (its /graphql endpoint)."""
     agents = Agents(url, token)
-    verbs = [_verb_tool(spec, shapes.verbs()["enums"], agents) for spec in shapes.verbs()["verbs"]]
+    verbs = [_verb_tool(verb, agents) for verb in served_verbs(url, token)]
     server = MCPServer("prickle", instructions=INSTRUCTIONS, version=version(), tools=verbs)
     _task_tools(server, agents)
     _creation_tools(server, agents)
@@ -274,12 +231,22 @@ def build_server(url: str, token: str | None) -> MCPServer:
     return server
 
 
-# the task verbs, one tool each, from the schema
+# the task verbs, one tool each, from the server's declarations
 
 
-def _verb_tool(spec: dict[str, Any], enums: dict[str, list[str]], agents: Agents) -> Tool:
-    name = spec["name"]
-    arguments = [a for a in spec["arguments"]]
+def served_verbs(url: str, token: str | None) -> list[TaskVerbsTaskVerbs]:
+    """The server's task verbs (its task_verbs query, which needs no token)."""
+
+    async def read() -> list[TaskVerbsTaskVerbs]:
+        async with AsyncClient(url, token or "") as client:
+            return await client.task_verbs()
+
+    return asyncio.run(read())
+
+
+def _verb_tool(verb: TaskVerbsTaskVerbs, agents: Agents) -> Tool:
+    name = verb.name
+    arguments = verb.arguments
     document = _document(name, arguments)
 
     async def move(
@@ -290,7 +257,7 @@ def _verb_tool(spec: dict[str, Any], enums: dict[str, list[str]], agents: Agents
             variables = _wait_variables(variables)
         return await _move(agents.client(ctx), name, document, variables)
 
-    given = [_parameter(a, enums, name) for a in arguments]
+    given = [_parameter(a, name) for a in arguments]
     move.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
             inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context),
@@ -309,11 +276,11 @@ def _verb_tool(spec: dict[str, Any], enums: dict[str, list[str]], agents: Agents
     tool = Tool.from_function(
         move,
         name=name,
-        description=_describe(spec),
+        description=f"{verb.guide} Call it only when {name!r} is in the task's allowed_verbs.",
         context_kwarg="ctx",
         annotations=ToolAnnotations(
             read_only_hint=False,
-            destructive_hint=name in DESTRUCTIVE,
+            destructive_hint=verb.destructive,
             idempotent_hint=False,
             open_world_hint=False,
         ),
@@ -323,20 +290,15 @@ def _verb_tool(spec: dict[str, Any], enums: dict[str, list[str]], agents: Agents
     return tool
 
 
-def _describe(spec: dict[str, Any]) -> str:
-    name = spec["name"]
-    text = GUIDE.get(name) or spec["description"] or f"The verb {name}."
-    return f"{text} Call it only when {name!r} is in the task's allowed_verbs."
-
-
-def _parameter(argument: dict[str, Any], enums: dict[str, list[str]], verb: str) -> Any:
+def _parameter(argument: TaskVerbsTaskVerbsArguments, verb: str) -> Any:
     """The tool parameter of one of the verb's GraphQL arguments."""
-    graphql_type: str = argument["type"]
+    graphql_type = argument.type_
     named = graphql_type.strip("[]!")
-    choices = enums.get(named)
+    choices = argument.options
+    text = argument.description
     python: Any
-    if verb == "wait_on" and argument["name"] == "on":
-        choices = [*(choices or []), "subtasks"]
+    if verb == "wait_on" and argument.name == "on":
+        choices, text = [*(choices or []), "subtasks"], WAIT_ON_TEXT
     if choices is not None:
         python = Literal[tuple(choices)]
     elif named in INPUT_SHAPES:
@@ -350,20 +312,19 @@ def _parameter(argument: dict[str, Any], enums: dict[str, list[str]], verb: str)
         python = SCALARS[named]
         if graphql_type.startswith("["):
             python = list[python]
-    text = argument["description"] or INPUT_TEXT.get(argument["name"])
-    required = argument["required"]
+    required = argument.required
     if not required:
         python = python | None
     annotation = Annotated[python, Field(description=text)] if text else python
     default = inspect.Parameter.empty if required else None
     return inspect.Parameter(
-        argument["name"], inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+        argument.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
     )
 
 
-def _document(name: str, arguments: list[dict[str, Any]]) -> str:
-    declared = ["$task_id: ID!", *(f"${a['name']}: {a['type']}" for a in arguments)]
-    passed = ["task_id: $task_id", *(f"{a['name']}: ${a['name']}" for a in arguments)]
+def _document(name: str, arguments: list[TaskVerbsTaskVerbsArguments]) -> str:
+    declared = ["$task_id: ID!", *(f"${a.name}: {a.type_}" for a in arguments)]
+    passed = ["task_id: $task_id", *(f"{a.name}: ${a.name}" for a in arguments)]
     declared.append("$expected_version: Int")
     passed.append("expected_version: $expected_version")
     return (
@@ -652,8 +613,11 @@ def main(argv: list[str] | None = None) -> None:
     args = arguments.parse_args(argv)
     if not args.url:
         arguments.error("--url (or PRICKLE_URL) is required: the task server's /graphql URL")
-    server = build_server(args.url, args.token)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per GraphQL request
+    try:
+        server = build_server(args.url, args.token)
+    except PrickleError as error:
+        arguments.exit(2, f"prickle-mcp: could not read the task verbs at {args.url}: {error}\n")
     if args.transport == "stdio":
         server.run("stdio")
     else:

@@ -77,11 +77,3 @@ def capability() -> dict[str, Any]:
     found = route["properties"]["capability"]
     objects = [s for s in found.get("anyOf", [found]) if s.get("type") == "object"]
     return _as_input(objects[0])
-
-
-@cache
-def verbs() -> dict[str, Any]:
-    """The server's task verbs as its schema declares them (generate.py's `task_verbs`)."""
-    text = resources.files(__package__).joinpath("schemas/verbs.json").read_text()
-    found: dict[str, Any] = json.loads(text)
-    return found

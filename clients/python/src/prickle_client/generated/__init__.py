@@ -198,6 +198,12 @@ from .task_graph import (
     TaskGraphTaskGraphTasks,
 )
 from .task_states import TaskStates, TaskStatesTaskStates
+from .task_verbs import (
+    TaskVerbs,
+    TaskVerbsTaskVerbs,
+    TaskVerbsTaskVerbsArguments,
+    TaskVerbsTaskVerbsForm,
+)
 from .tasks import (
     Tasks,
     TasksTasks,
@@ -411,6 +417,10 @@ __all__ = [
     "TaskTaskEvents",
     "TaskTaskParent",
     "TaskTaskResults",
+    "TaskVerbs",
+    "TaskVerbsTaskVerbs",
+    "TaskVerbsTaskVerbsArguments",
+    "TaskVerbsTaskVerbsForm",
     "Tasks",
     "TasksTasks",
     "TasksTasksEdges",

@@ -68,6 +68,7 @@ from .task import Task
 from .task_events import TaskEvents
 from .task_graph import TaskGraph
 from .task_states import TaskStates
+from .task_verbs import TaskVerbs
 from .tasks import Tasks
 from .tokens import Tokens
 from .update_schedule import UpdateSchedule
@@ -5140,6 +5141,44 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return TaskStates.model_validate(data)
+
+    async def task_verbs(self, **kwargs: Any) -> TaskVerbs:
+        query = gql("""
+            query TaskVerbs {
+              task_verbs {
+                name
+                description
+                guide
+                destructive
+                ends_task
+                label
+                rank
+                arguments {
+                  name
+                  type
+                  required
+                  description
+                  options
+                }
+                form {
+                  name
+                  label
+                  kind
+                  required
+                  options
+                  placeholder
+                  none
+                }
+                document
+              }
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="TaskVerbs", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return TaskVerbs.model_validate(data)
 
     async def tasks(
         self,
