@@ -44,21 +44,20 @@ def declare(
     args: type[A],
     act: VerbAct[A] | None = None,
     *,
-    alone: bool = False,
     result_rules: bool = False,
     replay: Replay[A] | None = None,
     description: str | None = None,
 ) -> Verb[A]:
     """A task verb, registered (see `Verb`)."""
-    verb = Verb(name, args, act, alone, result_rules, replay, description)
+    verb = Verb(name, args, act, result_rules, replay, description)
     _declared.append(verb)
     return verb
 
 
 approve_handoff = declare("approve_handoff", Reason, run.approve)
 deny_task = declare("deny_task", Reason, run.deny)
-accept_task = declare("accept_task", Args, alone=True)
-start_task = declare("start_task", Args, alone=True)
+accept_task = declare("accept_task", Args)
+start_task = declare("start_task", Args)
 save_checkpoint = declare(
     "save_checkpoint",
     CheckpointArgs,
@@ -71,15 +70,14 @@ wait_on = declare(
     run.wait,
     description="Wait on a human or (with `agent`) on an agent.",
 )
-answer = declare("answer", AnswerArgs, run.answer, alone=True)
-stop_run = declare("stop_run", Reason, run.stop, alone=True)
-resume_run = declare("resume_run", Args, run.resume, alone=True)
+answer = declare("answer", AnswerArgs, run.answer)
+stop_run = declare("stop_run", Reason, run.stop)
+resume_run = declare("resume_run", Args, run.resume)
 hand_back = declare("hand_back", HandBackArgs, run.hand_back)
 return_result = declare(
     "return_result",
     ResultArgs,
     results.return_result,
-    alone=True,
     result_rules=True,
     replay=results.repeated_result,
     description="Return a result; the requester's owner's policy judges it at once.",
