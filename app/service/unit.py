@@ -118,7 +118,8 @@ Replay = Callable[[Store, Principal, str, A], Awaitable[Task | None]]
 class Verb(Generic[A]):
     """A task verb, declared once (app/service/verbs.py): its name (its moves are the table's),
     its arguments and its `act`, what it does beyond its move (by default only the move).
-    `result_rules` as for `run_verb`; `replay`: the task an earlier call that this one
+    `result_rules`: its act reads the requester's owner's result rules, read with the task
+    (Tasks.get); `replay`: the task an earlier call that this one
     repeats has already answered, if any; `description`: its GraphQL field's."""
 
     name: str
