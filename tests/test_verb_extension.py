@@ -28,7 +28,7 @@ from app.service import run
 from app.service.arguments import Reason
 from app.service.verbs import declare
 
-pause_task = declare("pause_task", Reason, run.stop, alone=True, description="Pause the run.")
+pause_task = declare("pause_task", Reason, run.stop, description="Pause the run.")
 """
 
 ACCEPT = "mutation($id: ID!) { accept_task(task_id: $id) { state } }"
