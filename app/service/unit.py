@@ -119,8 +119,9 @@ class Verb(Generic[A]):
     """A task verb, declared once (app/service/verbs.py): its name (its moves are the table's),
     its arguments and its `act`, what it does beyond its move (by default only the move).
     `result_rules`: its act reads the requester's owner's result rules, read with the task
-    (Tasks.get); `replay`: the task an earlier call that this one
-    repeats has already answered, if any; `description`: its GraphQL field's."""
+    (Tasks.get); `replay`: the task an earlier call that this one repeats has already
+    answered, if any; `description`: its GraphQL field's. How its command is written is
+    storage's choice (`Store.command`), never the verb's."""
 
     name: str
     args: type[A]
