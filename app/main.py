@@ -57,6 +57,7 @@ from app.observability import drain, metrics, tracing
 from app.observability.context import current as current_request
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
+from app.service import fast as service_fast
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate, replica
 from app.service.scheduler import Scheduler
@@ -275,6 +276,7 @@ def create_app(
     None: the server's own origin only); `documents`: the persisted documents it knows, and
     whether it runs only those (app/api/persisted.py)."""
     origins = cors_origins or cors.Origins()
+    service_fast.install()  # the storage's fast paths: its stores take them
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

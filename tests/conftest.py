@@ -17,7 +17,10 @@ import templates
 from fast_paths import pytest_runtest_setup  # noqa: F401 (a hook)
 from server import BACKEND, fresh_pg_database
 
+from app.storage import fast as storage_fast
 from app.storage.store import Store
+
+storage_fast.install()  # as the app's assembly does (app/service/fast): stores take them
 
 if TYPE_CHECKING:
     from live import Cast

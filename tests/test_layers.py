@@ -194,6 +194,45 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     assert not found, "import circles:\n" + "\n".join(described)
 
 
+# Where the app is assembled: the modules that wire the fast rooms in (docs/architecture.md,
+# "Fast paths"). Every other module outside a fast room imports none: the fast paths wrap
+# the plain path, handed to it from here, and never reach into it.
+ASSEMBLY = {"app.main", "app.api.schema"}
+
+
+def is_fast(module: str) -> bool:
+    """Whether the module is in a fast room (a package `fast` of a room: app.storage.fast, ...)."""
+    return "fast" in module.split(".")[1:]
+
+
+def plain_imports_of_fast_rooms(edges: Graph) -> list[str]:
+    return [
+        f"{module} imports {target}"
+        for module, imported in sorted(edges.items())
+        if not is_fast(module) and module not in ASSEMBLY
+        for target in sorted(imported)
+        if is_fast(target)
+    ]
+
+
+def test_no_plain_module_imports_a_fast_room() -> None:
+    edges = graph()
+    assert {m for m in edges if is_fast(m)} >= {"app.storage.fast", "app.api.fast.compiled"}
+    wrong = plain_imports_of_fast_rooms(edges)
+    assert not wrong, "plain modules importing a fast room:\n" + "\n".join(wrong)
+
+
+def test_a_plain_module_importing_a_fast_room_is_named() -> None:
+    edges = {
+        "app.storage.repositories.tasks": {"app.storage.fast.direct", "app.storage.mapping"},
+        "app.storage.fast.paths": {"app.storage.tx"},  # a fast room may import the plain path
+        "app.main": {"app.api.fast"},  # the assembly wires them in
+    }
+    assert plain_imports_of_fast_rooms(edges) == [
+        "app.storage.repositories.tasks imports app.storage.fast.direct"
+    ]
+
+
 def test_the_graph_reads_every_kind_of_import(tmp_path: Path) -> None:
     """Relative, in a function, under TYPE_CHECKING, a package's submodule or its name."""
     package = tmp_path / "app" / "pkg"

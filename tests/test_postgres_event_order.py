@@ -27,16 +27,16 @@ ROUNDS = 15  # moves per task
 @pytest.fixture
 def commits_out_of_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each writer lingers a random while between drawing its seqs and committing. Every
-    write is then a transaction: a move run `alone` would have committed before it."""
-    append, write = Events.append, Store.write
+    write is then a transaction: a move's one statement would have committed before it."""
+    append, write = Events.append, Store._write
 
-    async def lingering(self, new, moved=None, created=None):  # type: ignore[no-untyped-def]
-        appended = await append(self, new, moved, created)
+    async def lingering(self, new, after=None):  # type: ignore[no-untyped-def]
+        appended = await append(self, new, after)
         await asyncio.sleep(random.random() * 0.015)
         return appended
 
     monkeypatch.setattr(Events, "append", lingering)
-    monkeypatch.setattr(Store, "write", lambda self, alone=False: write(self))
+    monkeypatch.setattr(Store, "_write", lambda self, alone=False, optimistic=False: write(self))
 
 
 async def _tasks(store: Store, count: int) -> list[str]:

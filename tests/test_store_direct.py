@@ -20,6 +20,7 @@ from app.domain.errors import Conflict
 from app.service import auth, creation, verbs
 from app.service.admin import provision_token
 from app.service.inputs import RequestCapabilityInput
+from app.storage import statements
 from app.storage.fast import direct
 from app.storage.fast.loop import OnLoop
 from app.storage.migrate import upgrade
@@ -101,7 +102,7 @@ async def test_a_lifecycle_through_the_driver_stores_and_answers_as_sqlalchemy_d
     # every hot statement but a person's, and those only PostgreSQL runs
     postgres_only = {id(s) for s in (tasks._BY_ID_LOCKED, tasks._WITH_RESULT_RULES_LOCKED)}
     postgres_only |= {id(events._draw(True)), id(events._draw(False)), id(events._ANNOUNCE)}
-    assert sent >= set(direct._marked) - {id(projects._ROLE)} - postgres_only
+    assert sent >= set(statements.ONCE) - {id(projects._ROLE)} - postgres_only
 
     replay = Store(f"sqlite+aiosqlite:///{replica}")
     seen: list[str] = []

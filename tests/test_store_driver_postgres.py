@@ -30,6 +30,7 @@ from app.domain.errors import Conflict
 from app.service import auth, creation, verbs
 from app.service.admin import provision_token
 from app.service.inputs import RequestCapabilityInput
+from app.storage import statements
 from app.storage.event_reads import event_pages, row_pages
 from app.storage.fast import direct
 from app.storage.fast.driver import OnDriver
@@ -65,7 +66,7 @@ async def _dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def _one_write(statement: Any) -> bool:
-    """A statement of events_repo._one_write: built for each shape of write it meets."""
+    """A statement of a task's save with its events: built for each shape of write it meets."""
     return str(statement).startswith("WITH moved AS (")
 
 
@@ -94,8 +95,8 @@ async def test_a_lifecycle_through_asyncpg_stores_and_answers_as_sqlalchemy_does
         quiet |= {id(tasks._UPDATE)}  # a move updates its task in its one statement
         quiet |= {id(events_repo._INSERT)}  # rows in a list: through SQLAlchemy
         # every hot statement built once, and one-write statements of both heads
-        built_once = {i for i, d in direct._marked.items() if not _one_write(d.statement)}
-        missing = [str(direct._marked[i].statement)[:80] for i in built_once - quiet - set(sent)]
+        built_once = {i for i, s in statements.ONCE.items() if not _one_write(s)}
+        missing = [str(statements.ONCE[i])[:80] for i in built_once - quiet - set(sent)]
         assert not missing
         heads = {str(s).split(" (")[1].split()[0] for s in sent.values() if _one_write(s)}
         assert heads == {"UPDATE", "INSERT"}
@@ -177,7 +178,7 @@ async def test_a_key_already_in_use_is_a_conflict_through_the_driver(store: Stor
     events = list(await _events_of(store, task.id))
     with pytest.raises(Conflict, match="idempotency key 'once' is already in use"):
         async with store.write(alone=True) as tx:  # the task and its events in one statement
-            await tx.events.append(events, created=(copied, ALICE.id))
+            await tx.tasks.add(copied, ALICE.id, events)
     assert len(await _events_of(store, task.id)) == len(events)
 
 

@@ -43,7 +43,6 @@ pause_task = declare(
     "pause_task",
     Reason,
     run.stop,
-    alone=True,
     description="Pause the run.",
     guide="Pause your run; it waits on `stopped` until its owner resumes it.",
     destructive=True,

@@ -99,6 +99,7 @@ def build_schema(
     `fast`, its fast paths wired in: the compiled executor (compiled pages and mutations,
     shared subscription results) and inputs built by plan."""
     fast_inputs.wire(fast)
+    fast_paths.wire(fast)
     built = PrickleSchema(
         query=Query,
         mutation=Mutation,

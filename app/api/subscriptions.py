@@ -3,13 +3,12 @@ a message (`task_events`) or lists of them (`task_event_batches`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
 
 import strawberry
 
 from app.api import sse
-from app.api.fast.batches import batch_sender
-from app.api.fast.delivery import direct_sender
 from app.api.queries import task_id as checked_task_id
 from app.api.task_types import TaskEvent
 from app.domain.errors import InvalidInput
@@ -18,6 +17,19 @@ from app.service.holders import until_revoked
 
 DEFAULT_BATCH_SIZE = 100
 MAX_BATCH_SIZE = 1000
+
+Send = Callable[[TaskEvent], Awaitable[bool]]
+
+
+class Senders:
+    """How an operation's events may be sent past Strawberry's stream: on the plain path,
+    never (each is None). The API's fast paths put theirs here when the schema is built
+    with them (app/api/fast: `wire`); this module does not know them."""
+
+    # this operation's sender of single events (False: left to Strawberry), or None
+    direct: Callable[[], Send | None] = staticmethod(lambda: None)
+    # this operation's sender of whole lists (with the fields it reads), or None
+    batches: Callable[[strawberry.Info], Any] = staticmethod(lambda info: None)
 
 
 def batch_size_checked(batch_size: int) -> int:
@@ -49,7 +61,7 @@ class Subscription:
             if sse.is_event_stream(ctx.request):
                 assert ctx.credential is not None  # authenticated before it opened (app/main.py)
                 stream = until_revoked(stream, ctx.store, ctx.credential)
-            send = direct_sender()
+            send = Senders.direct()
             try:
                 async for event in stream:
                     payload = TaskEvent.from_domain(event)
@@ -79,7 +91,7 @@ class Subscription:
         filters = Filters(project, checked_task_id(task_id, "task_id"), assignee)
         size = batch_size_checked(batch_size)
         start = sse.resumes_after(ctx.request, after)
-        sender = batch_sender(info)
+        sender = Senders.batches(info)
         fields = sender.fields if sender is not None else None
         with sse.stream_place(ctx.request, viewer):
             stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, fields)

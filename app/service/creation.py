@@ -46,8 +46,7 @@ async def _create(store: Store, actor: Principal, inp: Creation, packet: JSON) -
 
 
 async def _create_once(store: Store, actor: Principal, inp: Creation, packet: JSON) -> Task:
-    async with store.write(alone=True) as tx:  # create_in begins it when it writes more
-        return await create_in(tx, actor, inp, packet)
+    return await store.command(lambda tx: create_in(tx, actor, inp, packet))
 
 
 async def create_in(
@@ -100,15 +99,13 @@ async def create_in(
     await _found_project(tx, task.project, actor, recorded.at)
     ends_subtask = task.parent_task_id is not None and task.state in table().terminal
     if task.gate.approval_id is None and not ends_subtask:
-        # the task, its events and their announcement: one write
-        await tx.events.append(recorded.events, created=(task, actor.id))
+        await tx.tasks.add(task, actor.id, recorded.events)
         return task
-    await tx.begin()
     if ends_subtask:
         # resume_parent will lock the parent: take it now, before the subtask's foreign key
         # shares it (two subtasks ending at once would each hold the share, wait on the other)
         await tx.tasks.get(task.parent_task_id or "", for_update=True)
-    await tx.tasks.insert(task, created_by=actor.id)
+    await tx.tasks.add(task, actor.id)
     await _record_hold(tx, task, recorded)  # after the task: the approval refers to it
     await resume_parent(tx, task, verb, recorded)  # a subtask the gate rejects has ended
     await tx.events.append(recorded.events)
@@ -230,6 +227,5 @@ async def _found_project(tx: Tx, project: str, actor: Principal, at: str) -> Non
     """The first task handed into a project founds it; the creator's owner administers it
     (of two owners founding one project at once, exactly one)."""
     if not await tx.projects.exists(project):
-        await tx.begin()
         await tx.principals.ensure_person(actor.owner, at)
         await tx.projects.found(project, actor.owner, at)

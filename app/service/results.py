@@ -42,7 +42,6 @@ async def return_result(step: Step[ResultArgs]) -> None:
     )
     task.result = body
     if previous is not None:  # a first result has no earlier revision to supersede
-        await tx.begin()
         await tx.results.supersede(task.id, body["revision"])
     tx.results.insert_with_move(
         {

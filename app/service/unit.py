@@ -1,4 +1,7 @@
-"""What every verb shares: load a visible task, check it, record moves, commit."""
+"""What every verb shares: load a visible task, check it, let its act move it, save it.
+
+A verb's command runs through `Store.command`: how it is written (one statement, a
+transaction, again on a concurrent change) is storage's choice, not the verb's."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from app import spans
 from app.domain import moves, shapes
 from app.domain.clock import now, rfc3339
-from app.domain.errors import ChangedConcurrently, Conflict, NotFound
+from app.domain.errors import Conflict, NotFound
 from app.domain.events import Event
 from app.domain.principals import Principal
 from app.domain.table import TableError, table
@@ -19,9 +22,7 @@ from app.service.arguments import Args
 from app.storage.store import Store
 from app.storage.tx import Tx
 
-Act = Callable[[Tx, Task, "Moves"], Awaitable[None]]
 A = TypeVar("A", bound=Args)
-ALONE_TRIES = 3  # a move tried as one guarded write, before it takes the task's lock
 
 
 async def visible_task(
@@ -117,13 +118,14 @@ Replay = Callable[[Store, Principal, str, A], Awaitable[Task | None]]
 class Verb(Generic[A]):
     """A task verb, declared once (app/service/verbs.py): its name (its moves are the table's),
     its arguments and its `act`, what it does beyond its move (by default only the move).
-    `alone` and `result_rules` as for `run_verb`; `replay`: the task an earlier call that
-    this one repeats has already answered, if any; `description`: its GraphQL field's."""
+    `result_rules`: its act reads the requester's owner's result rules, read with the task
+    (Tasks.get); `replay`: the task an earlier call that this one repeats has already
+    answered, if any; `description`: its GraphQL field's. How its command is written is
+    storage's choice (`Store.command`), never the verb's."""
 
     name: str
     args: type[A]
     act: VerbAct[A] | None = None
-    alone: bool = False
     result_rules: bool = False
     replay: Replay[A] | None = None
     description: str | None = None
@@ -148,96 +150,47 @@ class Verb(Generic[A]):
             answered = await self.replay(store, actor, task_id, args)
             if answered is not None:
                 return answered
-
-        async def act(tx: Tx, task: Task, recorded: Moves) -> None:
-            await (self.act or _only_move)(Step(tx, task, recorded, actor, self.name, args))
-
-        return await run_verb(
-            store,
-            actor,
-            task_id,
-            self.name,
-            expected_version,
-            act,
-            alone=self.alone,
-            result_rules=self.result_rules,
-        )
+        opening = _Opening(actor, task_id, self.name, expected_version, self.result_rules)
+        return await run_verb(store, opening, self.act or _only_move, args)
 
 
-async def _only_move(step: Step[Args]) -> None:
+async def _only_move(step: Step[A]) -> None:
     step.move(note=step.args.note)
 
 
-async def run_verb(
-    store: Store,
-    actor: Principal,
-    task_id: str,
-    verb: str,
-    expected_version: int | None,
-    act: Act,
-    alone: bool = False,
-    result_rules: bool = False,
-) -> Task:
-    """`_run_verb`, in a `prickle.move` span (task id, verb, from and to state) when traces
-    are on (app/spans.py). `alone`: `act` makes no statement, so the move
-    may be tried first as its one guarded write (`_move_alone`). `result_rules`: `act` reads
-    the requester's owner's result rules, read with the task."""
-    opening = _Opening(actor, task_id, verb, expected_version, result_rules)
+async def run_verb(store: Store, opening: _Opening, act: VerbAct[A], args: A) -> Task:
+    """The verb's command (`_command`), in a `prickle.move` span (task id, verb, from and to
+    state) when traces are on (app/spans.py)."""
     if not spans.enabled():
-        return await _run_verb(store, opening, act, alone)
+        return await store.command(lambda tx: _command(tx, opening, act, args))
+    verb, task_id = opening.verb, opening.task_id
     with spans.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
 
-        async def traced(tx: Tx, task: Task, recorded: Moves) -> None:
-            s.set_attribute("prickle.from_state", task.state)
-            await act(tx, task, recorded)
-            s.set_attribute("prickle.to_state", task.state)
+        async def traced(step: Step[A]) -> None:
+            s.set_attribute("prickle.from_state", step.task.state)
+            await act(step)
+            s.set_attribute("prickle.to_state", step.task.state)
 
-        return await _run_verb(store, opening, traced, alone)
-
-
-async def _run_verb(store: Store, opening: _Opening, act: Act, alone: bool = False) -> Task:
-    """Load, check, let `act` move the task, resume a waiting parent, save, append, commit."""
-    for _ in range(ALONE_TRIES if alone else 0):
-        try:
-            moved = await _move_alone(store, opening, act)
-        except ChangedConcurrently:
-            continue  # moved meanwhile: read it again
-        if moved is not None:
-            return moved
-        break  # it resumes its parent: that takes a transaction
-    async with store.write() as tx:
-        task, old_version, recorded = await opening.open(tx, for_update=True)
-        await act(tx, task, recorded)
-        if may_resume_parent(task):
-            await tx.tasks.update(task, old_version)  # the parent reads its children's states
-            await resume_parent(tx, task, opening.verb, recorded)
-            await tx.events.append(recorded.events)
-        else:
-            await tx.events.append(recorded.events, moved=(task, old_version))
-    return task
+        return await store.command(lambda tx: _command(tx, opening, traced, args))
 
 
-async def _move_alone(store: Store, opening: _Opening, act: Act) -> Task | None:
-    """The move as one write: the task read without a lock, checked, and moved by the
-    statement that also appends its events, only if the task is still at the version read
-    (`ChangedConcurrently` if not: nothing was written). A later move of the task still
-    draws a later seq: its update waits for the earlier one's row lock, then finds the
-    version changed. None, with nothing written, when the move would resume a parent."""
-    try:
-        async with store.write(alone=True) as tx:
-            task, old_version, recorded = await opening.open(tx, for_update=False)
-            await act(tx, task, recorded)  # it calls tx.begin() before any write of its own
-            if may_resume_parent(task):
-                raise _ResumesParent  # what act wrote is undone
-            await tx.events.append(recorded.events, moved=(task, old_version))
-    except _ResumesParent:
-        return None
+async def _command(tx: Tx, opening: _Opening, act: VerbAct[A], args: A) -> Task:
+    """Load and check the task, let `act` move it, resume a waiting parent, save."""
+    task, version, recorded = await opening.open(tx)
+    await act(Step(tx, task, recorded, opening.actor, opening.verb, args))
+    if not may_resume_parent(task):
+        await tx.tasks.save(task, version, recorded.events)
+        return task
+    await tx.tasks.save(task, version)  # first: the parent reads its children's states
+    await resume_parent(tx, task, opening.verb, recorded)
+    await tx.events.append(recorded.events)
     return task
 
 
 @dataclass(frozen=True, slots=True)
 class _Opening:
-    """What a verb's command opens with, on either path."""
+    """What a verb's command opens with. `result_rules`: its act reads the requester's
+    owner's result rules, read with the task."""
 
     actor: Principal
     task_id: str
@@ -245,18 +198,14 @@ class _Opening:
     expected_version: int | None
     result_rules: bool
 
-    async def open(self, tx: Tx, for_update: bool) -> tuple[Task, int, Moves]:
+    async def open(self, tx: Tx) -> tuple[Task, int, Moves]:
         """The visible task, checked for the expected version and the move; its version as
         read, and the command's `Moves`."""
         actor = self.actor
-        task = await visible_task(tx, actor, self.task_id, for_update, self.result_rules)
+        task = await visible_task(tx, actor, self.task_id, result_rules=self.result_rules)
         check_version(task, self.expected_version)
         moves.check(task, self.verb, actor)
         return task, task.version, Moves(actor)
-
-
-class _ResumesParent(Exception):
-    pass
 
 
 def may_resume_parent(child: Task) -> bool:
@@ -272,9 +221,9 @@ async def resume_parent(tx: Tx, child: Task, verb: str, recorded: Moves) -> None
         return
     if not await subtasks_ended(tx, parent.id):
         return
-    old_version = parent.version
+    version = parent.version
     resume_by_subtasks(parent, verb, recorded, f"every subtask has ended (last: {child.id})")
-    await tx.tasks.update(parent, old_version)
+    await tx.tasks.save(parent, version)
 
 
 async def subtasks_ended(tx: Tx, task_id: str) -> bool:

@@ -163,7 +163,6 @@ def declare(
     args: type[A],
     act: VerbAct[A] | None = None,
     *,
-    alone: bool = False,
     result_rules: bool = False,
     replay: Replay[A] | None = None,
     description: str | None = None,
@@ -179,7 +178,6 @@ def declare(
         name,
         args,
         act,
-        alone,
         result_rules,
         replay,
         description,
@@ -219,7 +217,6 @@ deny_task = declare(
 accept_task = declare(
     "accept_task",
     Args,
-    alone=True,
     guide="Take on a task handed to you (state `routed`); it becomes `accepted`.",
     label="Accept",
     rank=40,
@@ -227,7 +224,6 @@ accept_task = declare(
 start_task = declare(
     "start_task",
     Args,
-    alone=True,
     guide="Start working on an accepted task; it becomes `working`.",
     label="Start",
     rank=50,
@@ -258,7 +254,6 @@ answer = declare(
     "answer",
     AnswerArgs,
     run.answer,
-    alone=True,
     description="Resume a task waiting on a human or an agent.",
     guide="Answer the question of a task waiting on you (you are among its "
     "`question.answerers`); it resumes where it waited.",
@@ -268,7 +263,6 @@ stop_run = declare(
     "stop_run",
     Reason,
     run.stop,
-    alone=True,
     description="The assignee's owner stops the run; the task waits on `stopped`.",
     guide="Stop an agent's run on a task (its owner only); it waits on `stopped`.",
     destructive=True,
@@ -279,7 +273,6 @@ resume_run = declare(
     "resume_run",
     Args,
     run.resume,
-    alone=True,
     guide="Resume a stopped run (its owner only).",
     rank=60,
 )
@@ -298,7 +291,6 @@ return_result = declare(
     "return_result",
     ResultArgs,
     results.return_result,
-    alone=True,
     result_rules=True,
     replay=results.repeated_result,
     description="Return a result; the requester's owner's policy judges it at once.",

@@ -7,8 +7,9 @@ the block ends without error; listeners learn the new last event seq only after 
 Each transaction runs on SQLAlchemy's public API: a connection from its pool, BEGIN, the
 statements, COMMIT; on SQLite, on the blocking engine of app/storage/engine.py, one write at
 a time. With the fast paths on (`PRICKLE_FAST_PATHS`, the default) and SQLAlchemy having
-what they use (app/compat/sqlalchemy.py), the same blocks run on them instead
-(app/storage/fast/paths.py), with the same answers.
+what they use (app/compat/sqlalchemy.py), the same blocks run on them instead, with the
+same answers: the fast paths installed at the app's assembly (`install`, called by
+app/storage/fast), which this module does not import.
 
 With a read replica (`--database-read-url`, app/storage/replica.py) a query's reads for a
 known client may be served by the standby, the store choosing where (`reading()`); every
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import (
     AbstractAsyncContextManager,
     AsyncExitStack,
@@ -31,13 +32,13 @@ from contextlib import (
     nullcontext,
     suppress,
 )
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.compat import sqlalchemy as compat
-from app.domain.errors import ProtocolError
+from app.domain.errors import ChangedConcurrently, ProtocolError
 from app.settings import current
 from app.storage import replica
 from app.storage.engine import (
@@ -50,8 +51,6 @@ from app.storage.engine import (
     pool_size,
     statement_timeout_ms,
 )
-from app.storage.fast.paths import FastPaths
-from app.storage.fast.shared_read import shared_of, sharing
 from app.storage.outage import (
     PROBE_TIMEOUT,
     Health,
@@ -70,15 +69,64 @@ from app.storage.pooling import (
     session_settings,
 )
 from app.storage.repositories.base import Horizon, TxConnection
+from app.storage.shared_read import shared_of, sharing
 from app.storage.tx import Tx
 
 T = TypeVar("T")
 
 
+class FastWays(Protocol):
+    """The fast paths a store takes, when some are installed (`install`): the ways its blocks
+    run instead of SQLAlchemy's plain ones (app/storage/fast/paths.py)."""
+
+    def write(self, alone: bool, optimistic: bool = False) -> AbstractAsyncContextManager[Tx]: ...
+
+    def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]: ...
+
+    def reading(self) -> AbstractAsyncContextManager[None]: ...
+
+    def shared_read(self) -> AbstractAsyncContextManager[Tx]: ...
+
+    def transaction(self, write: bool, alone: bool = False) -> AbstractAsyncContextManager[Tx]: ...
+
+    async def close(self) -> None: ...
+
+
+class FastFactory(Protocol):
+    """What builds a store's fast paths: its engines, its SQLite write lock, how it makes a
+    `Tx` on a connection, the connections to keep (`most`), what each transaction sets
+    first behind a pooler (`settings`), and the pool's hard limit (`limit`)."""
+
+    def __call__(
+        self,
+        engine: AsyncEngine,
+        blocking: Engine | None,
+        write_lock: asyncio.Lock | None,
+        tx: Callable[[TxConnection], Tx],
+        most: int | None = None,
+        settings: str | None = None,
+        limit: int | None = None,
+    ) -> FastWays: ...
+
+
+_installed: list[FastFactory] = []  # the fast paths installed from outside: none, or one
+
+
+def install(paths: FastFactory | None) -> None:
+    """Every store built from now on takes `paths` (as its `fast` and the compat check
+    allow); None: none. The fast paths install themselves at the app's assembly
+    (app/storage/fast), so nothing of the plain path imports them."""
+    _installed[:] = [paths] if paths is not None else []
+
+
+COMMAND_TRIES = 3  # a command run optimistically, before it runs under locks
+
+
 class Store:
     def __init__(self, url: str | None = None, fast: bool | None = None) -> None:
-        """`fast`: whether to take the fast paths; by default as `PRICKLE_FAST_PATHS` says.
-        They are taken only where SQLAlchemy has what they use (`compat.usable()`)."""
+        """`fast`: whether to take the fast paths, when some are installed (`install`); by
+        default as `PRICKLE_FAST_PATHS` says. They are taken only where SQLAlchemy has what
+        they use (`compat.usable()`)."""
         self.url = database_url(url)
         self.sqlite = is_sqlite(self.url)
         # PostgreSQL behind a transaction-mode pooler (app/storage/pooling.py), and the
@@ -93,7 +141,7 @@ class Store:
         self.engine = create_engine(self.url, self.pooled, self.budget)
         self.replica: replica.Replica | None = None
         self._replica_engine: AsyncEngine | None = None
-        self._replica_fast: FastPaths | None = None
+        self._replica_fast: FastWays | None = None
         if self.read_url is not None and self.budget is not None:
             self.replica = replica.Replica(self.read_url)
             self._replica_engine = create_engine(
@@ -117,16 +165,16 @@ class Store:
         self._probe_stopping = asyncio.Event()
         self._probe_connection: Any = None  # PostgreSQL: the probe's asyncpg connection
         self._versions: sqlite3.Connection | None = None  # a SQLite file's, for data_version()
-        self.fast: FastPaths | None = None
-        if _fast(fast):
+        self.fast: FastWays | None = None
+        if _installed and _fast(fast):
             settings = session_settings(statement_timeout_ms()) if self.pooled else None
             most = self.budget.pool if self.budget else pool_size()
             limit = self.budget.pool if self.budget and not self.budget.overflow else None
-            self.fast = FastPaths(
+            self.fast = _installed[0](
                 self.engine, self._blocking, self._write_lock, self._tx, most, settings, limit
             )
             if self._replica_engine is not None and self.budget is not None:
-                self._replica_fast = FastPaths(
+                self._replica_fast = _installed[0](
                     self._replica_engine, None, None, self._tx, self.budget.replica, settings
                 )
 
@@ -148,13 +196,43 @@ class Store:
             self._direct_engine = create_engine(self.direct_url, budget=Budget(1, 0, 0))
         return self._direct_engine
 
-    @asynccontextmanager
-    async def write(self, alone: bool = False) -> AsyncIterator[Tx]:
+    async def command(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work`, a command on tasks: it loads what it changes, checks it, and writes
+        each task by `tx.tasks.save(task, version, events)` (or `add`), the task's version
+        guarding its save. Storage chooses how it runs:
+
+        - first optimistically, up to COMMAND_TRIES times: its loads take no lock, and where
+          its one write is its last (a move), that write is one statement that commits by
+          itself (PostgreSQL's fast path: no BEGIN, no COMMIT); where it writes before, the
+          transaction begins at that write. When a task it saves was changed meanwhile
+          (`ChangedConcurrently`), nothing is written, and it runs again, reading anew;
+        - then in a transaction whose loads lock each task (`for_update`), which no
+          concurrent change can refuse.
+
+        A refusal it raises is raised, with nothing written."""
+        for _ in range(COMMAND_TRIES):
+            try:
+                async with self._write(optimistic=True) as tx:
+                    return await work(tx)
+            except ChangedConcurrently:
+                continue  # changed meanwhile: read it again
+        async with self._write() as tx:
+            tx.locking = True
+            return await work(tx)
+
+    def write(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
         """A write transaction. `alone`: the block's only write is its last statement, which
-        checks what the block read (a move guarded by the task's version); on the fast paths
-        on PostgreSQL the block then runs without BEGIN and COMMIT, each statement committing
-        by itself, saving two round trips. Elsewhere it is an ordinary transaction."""
-        transaction = self.fast.write(alone) if self.fast else self._transaction(write=True)
+        checks what the block read; on the fast paths on PostgreSQL the block then runs
+        without BEGIN and COMMIT, each statement committing by itself, saving two round
+        trips. Elsewhere it is an ordinary transaction."""
+        return self._write(alone=alone)
+
+    @asynccontextmanager
+    async def _write(self, alone: bool = False, optimistic: bool = False) -> AsyncIterator[Tx]:
+        if self.fast is not None:
+            transaction = self.fast.write(alone, optimistic)
+        else:
+            transaction = self._transaction(write=True)
         committing = False  # (on PostgreSQL's fast path, a block run alone: `tx.unsure`)
         opened: Tx | None = None
         try:
@@ -298,7 +376,7 @@ class Store:
                         standby.failed(error)
                 standby.read(route, position)
                 return
-        shared = self.fast._shared_read() if self.fast else self._transaction(write=False)
+        shared = self.fast.shared_read() if self.fast else self._transaction(write=False)
         async with shared as tx:
             yield tx
             position = None

@@ -16,7 +16,6 @@ from sqlalchemy import Table, text
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
-from app.storage.fast.driver import OnDriver
 from app.storage.repositories.approvals import Approvals
 from app.storage.repositories.base import Horizon, TxConnection
 from app.storage.repositories.erasures import Erasures
@@ -54,6 +53,9 @@ class Tx:
         self.replayed: int | None = None
         self.last_seq = 0  # the last seq this transaction appended; 0 for none
         self.members_changed = False  # a project's members changed (Projects sets it)
+        # a command run under locks (`Store.command`, after its optimistic tries): every
+        # task it loads is locked
+        self.locking = False
         # what a statement read ahead for a repository, by (what, key): asked for later in
         # the same transaction, it is not read again
         self.read_ahead: dict[tuple[str, str], Any] = {}
@@ -63,15 +65,16 @@ class Tx:
 
     @property
     def unsure(self) -> bool:
-        """A write that commits by itself (PostgreSQL's fast path, a block run alone) failed
-        after it was sent: whether it committed is unknown."""
-        return isinstance(self.conn, OnDriver) and self.conn.unsure
+        """A write that commits by itself (a connection the store was handed that runs a
+        block's one write without BEGIN, `unsure` when it failed after it was sent) failed:
+        whether it committed is unknown."""
+        return bool(getattr(self.conn, "unsure", False))
 
     async def begin(self) -> None:
-        """More than one write follows: in a block run `alone` on the fast paths (PostgreSQL,
-        app/storage/fast/driver.py), the transaction begins now; elsewhere it is already
-        open."""
-        if isinstance(self.conn, OnDriver):
+        """More than one write follows: on a connection that begins its transaction when
+        told (`transactional`, a block run `alone` on the fast paths), it begins now;
+        elsewhere it is already open."""
+        if hasattr(self.conn, "transactional"):
             self.conn.transactional = True
 
     async def custom_plans(self) -> None:

@@ -2,10 +2,12 @@
 
 Through SQLAlchemy a statement costs about 20 µs of Python on this path (its cache key,
 parameters, execution context, result) where SQLite's own work is 2 to 5 µs. A statement
-marked with `direct(stmt)` is compiled once per set of parameter names, with the SQLite
-dialect of the connection that first runs it: its SQL text, the names of its parameters in
-position order, each with its type's bind processor (JSON columns encoded exactly as
-SQLAlchemy encodes them), and its result columns with their types' result processors.
+built once (`once(stmt)`, app/storage/statements.py: the repositories say so of their
+statements, knowing nothing of this module) is compiled once per set of parameter names,
+with the SQLite dialect of the connection that first runs it: its SQL text, the names of
+its parameters in position order, each with its type's bind processor (JSON columns encoded
+exactly as SQLAlchemy encodes them), and its result columns with their types' result
+processors.
 `OnLoop` (loop.py) then executes it on the sqlite3 connection itself, inside
 the transaction SQLAlchemy began, and answers with a `Result` offering what the
 repositories use of SQLAlchemy's (first, all, one, scalar_one, rowcount), whose rows are
@@ -24,8 +26,8 @@ SQLAlchemy), the arguments in `$n` order, the row count read from the status as 
 reads it, and errors translated by the adapter into SQLAlchemy's. Through SQLAlchemy a
 statement costs about 100 µs of Python on this path, around asyncpg's own 30 µs.
 
-Only statements built once (module constants, or cached builders) are marked: the registry
-keeps them, keyed by identity. On the plain path (fast paths off) the mark is ignored.
+Only statements built once (module constants, or cached builders) are taken: the registry
+keeps them, keyed by identity. On the plain path (fast paths off) nothing reads it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from sqlalchemy import exc
 from sqlalchemy.engine import Dialect
@@ -41,21 +43,22 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from app.compat import sqlalchemy as compat
+from app.storage import statements
 
-Statement = TypeVar("Statement", bound=ClauseElement)
 Processor = Callable[[Any], Any] | None
 
-_marked: dict[int, Direct] = {}
-
-
-def direct(statement: Statement) -> Statement:
-    """Mark a statement built once to be sent straight to the driver (on the fast paths)."""
-    _marked[id(statement)] = Direct(statement)
-    return statement
+_marked: dict[int, Direct] = {}  # the statements built once met so far, with their forms
 
 
 def marked(statement: object) -> Direct | None:
-    return _marked.get(id(statement))
+    """The statement's compiled forms, if it was built once (app/storage/statements.py)."""
+    found = _marked.get(id(statement))
+    if found is None:
+        kept = statements.ONCE.get(id(statement))
+        if kept is None:
+            return None
+        found = _marked[id(statement)] = Direct(kept)
+    return found
 
 
 class Row(tuple[Any, ...]):
@@ -159,12 +162,14 @@ _GIVEN = object()
 
 
 class Direct:
-    """One marked statement and its compiled forms, by parameter names."""
+    """One statement built once and its compiled forms, by parameter names; `last`: it ends
+    its command (`statements.once(..., last=True)`)."""
 
-    __slots__ = ("forms", "statement")
+    __slots__ = ("forms", "last", "statement")
 
     def __init__(self, statement: ClauseElement) -> None:
         self.statement = statement
+        self.last = id(statement) in statements.LAST
         self.forms: dict[tuple[str, bool, tuple[str, ...]], _Form | None] = {}
 
     def form(self, names: tuple[str, ...], dialect: Dialect, many: bool) -> _Form | None:

@@ -3,7 +3,9 @@ transaction machinery.
 
 The transaction is begun (at its first statement) and ended on the adapter itself, without
 SQLAlchemy's `begin()` and `commit()` around it; a block run `alone` (`Store.write`) begins
-none, each statement committing by itself. A statement marked `direct` goes straight to
+none, each statement committing by itself; a command (`Store.command`) begins it at its first
+write that does not end the command, so that a command whose one write is its last statement
+is that statement alone. A statement built once (app/storage/statements.py) goes straight to
 asyncpg (direct.py). One sent through SQLAlchemy joins the adapter's transaction, beginning
 it if none is open, and SQLAlchemy then ends it instead.
 """
@@ -23,11 +25,12 @@ from app.storage.fast.direct import marked
 
 @asynccontextmanager
 async def on_driver(
-    conn: AsyncConnection, transactional: bool, settings: str | None = None
+    conn: AsyncConnection, transactional: bool, settings: str | None = None, at_write: bool = False
 ) -> AsyncIterator[OnDriver]:
-    """`conn` driven on its adapter; not `transactional`, each statement commits by itself.
-    `settings`: what the transaction sets at its BEGIN (behind a pooler)."""
-    on = OnDriver(conn, adapter_of(conn), transactional, settings)
+    """`conn` driven on its adapter; not `transactional`, each statement commits by itself,
+    unless `at_write`: then the transaction begins at the first write that does not end the
+    command. `settings`: what the transaction sets at its BEGIN (behind a pooler)."""
+    on = OnDriver(conn, adapter_of(conn), transactional, settings, at_write)
     ended = False
     try:
         yield on
@@ -57,14 +60,20 @@ class OnDriver:
     """An `AsyncConnection` behind the `await conn.execute(...)` that Tx uses, its marked
     statements sent straight to asyncpg."""
 
-    __slots__ = ("adapter", "conn", "settings", "transactional", "unsure", "written")
+    __slots__ = ("adapter", "at_write", "conn", "settings", "transactional", "unsure", "written")
 
     def __init__(
-        self, conn: AsyncConnection, adapter: Any, transactional: bool, settings: str | None = None
+        self,
+        conn: AsyncConnection,
+        adapter: Any,
+        transactional: bool,
+        settings: str | None = None,
+        at_write: bool = False,
     ) -> None:
         self.conn = conn
         self.adapter = adapter
         self.transactional = transactional
+        self.at_write = at_write  # not transactional: begins at a write not ending the command
         self.settings = settings
         self.written = False  # not transactional: the block's one write has committed
         # a write committing by itself failed with its answer lost: it may have committed
@@ -78,7 +87,15 @@ class OnDriver:
             raise RuntimeError("a statement after the last write of a block run alone")
         found = marked(statement)
         if found is not None:
-            if self.transactional and not compat.in_transaction(self.adapter):
+            if (
+                self.transactional
+                or (
+                    self.at_write
+                    and not found.last
+                    and _writes(found, parameters, self.conn.dialect)
+                )
+            ) and not compat.in_transaction(self.adapter):
+                self.transactional = True
                 await compat.begin(self.adapter)
                 if self.settings is not None:  # one message, no statement left behind
                     await self.adapter.driver_connection.execute(self.settings)
@@ -102,6 +119,8 @@ class OnDriver:
 
 def _writes(found: Any, parameters: Any, dialect: Any) -> bool:
     """Whether the marked statement may write (a SELECT without FOR UPDATE does not)."""
+    if parameters is not None and not isinstance(parameters, dict):
+        return True  # rows in a list: an insert, through SQLAlchemy
     names = tuple(parameters) if isinstance(parameters, dict) else ()
     form = found.form(names, dialect, False)
     return form is None or bool(form.writes)

@@ -26,8 +26,8 @@ from app.storage.fast.driver import on_driver
 from app.storage.fast.grouped import Grouped
 from app.storage.fast.kept import Kept
 from app.storage.fast.loop import OnLoop
-from app.storage.fast.shared_read import shared_of, sharing
 from app.storage.repositories.base import TxConnection
+from app.storage.shared_read import shared_of, sharing
 from app.storage.tx import Tx
 
 
@@ -63,9 +63,11 @@ class FastPaths:
             self.shared_reads = asyncio.Semaphore(max(1, limit - 1))
         self.settings = settings
 
-    def write(self, alone: bool) -> AbstractAsyncContextManager[Tx]:
+    def write(self, alone: bool, optimistic: bool = False) -> AbstractAsyncContextManager[Tx]:
+        """`optimistic`: a command's (`Store.command`): on PostgreSQL begun at its first write
+        that does not end it."""
         if self.write_lock is None:
-            return self.transaction(write=True, alone=alone)
+            return self.transaction(write=True, alone=alone, optimistic=optimistic)
         if self.grouped is not None and not self._listened_to():
             return self._grouped_write(self.grouped)
         return self._locked_write(self.write_lock)
@@ -96,10 +98,10 @@ class FastPaths:
         return shared.tx() if shared is not None else self._read()
 
     def reading(self) -> AbstractAsyncContextManager[None]:
-        return sharing(self, self._shared_read)
+        return sharing(self, self.shared_read)
 
     @asynccontextmanager
-    async def _shared_read(self) -> AsyncIterator[Tx]:
+    async def shared_read(self) -> AsyncIterator[Tx]:
         """A query's shared read, once fewer than all but one of the pool's connections are
         held by other queries: a query may write while it holds its read (a token's minute of
         use), and that write then always finds a connection. Without the bound, queries
@@ -124,7 +126,9 @@ class FastPaths:
         return self.transaction(write=False)
 
     @asynccontextmanager
-    async def transaction(self, write: bool, alone: bool = False) -> AsyncIterator[Tx]:
+    async def transaction(
+        self, write: bool, alone: bool = False, optimistic: bool = False
+    ) -> AsyncIterator[Tx]:
         if self.blocking is not None:
             if alone and not write:  # one statement: its own read transaction, nothing around it
                 single = self._sqlite_single()
@@ -154,8 +158,9 @@ class FastPaths:
                 async with conn.begin():  # listened to: every statement through SQLAlchemy
                     yield self.tx(conn)
                 return
-            transactional = not alone or self.settings is not None
-            async with on_driver(conn, transactional, self.settings) as driven:
+            transactional = not (alone or optimistic) or self.settings is not None
+            at_write = optimistic and not transactional
+            async with on_driver(conn, transactional, self.settings, at_write) as driven:
                 yield self.tx(driven)
 
     def _sqlite_writer(self) -> Connection:

@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import Insert, Table, insert
+from sqlalchemy import BindParameter, Insert, Table, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from app.storage.fast.direct import direct
+from app.storage.statements import once
 
 if TYPE_CHECKING:
-    from app.domain.task import Task
+    from app.domain.events import Event
 
 
 @dataclass
@@ -50,14 +51,23 @@ class Horizon:
 PROOFS = 1024  # bounds remembered with their WAL positions (a standby may lag that many)
 
 
-class TaskWrites(Protocol):
-    """What another repository writes through `tx.tasks` (app/storage/repositories/tasks.py)."""
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A write of another table that the log's append follows in one statement (PostgreSQL,
+    `Events.append`'s `after`): `sql`, its common table expressions, the first named `moved`
+    and returning a row only when it wrote (the rest may read it: rows written with it);
+    `binds`, their parameters, typed; `params`, their values. Built by the repository of that
+    table (tasks.py), so the log's repository knows nothing of it."""
 
-    async def update(self, task: Task, old_version: int) -> None: ...
+    sql: str
+    binds: tuple[BindParameter[Any], ...]
+    params: dict[str, Any]
 
-    async def insert(self, task: Task, created_by: str) -> None: ...
 
-    def changes(self, task: Task) -> dict[str, Any]: ...
+class EventWrites(Protocol):
+    """What another repository writes through `tx.events` (app/storage/repositories/events.py)."""
+
+    async def append(self, new: Sequence[Event], after: Write | None = None) -> Any: ...
 
 
 class ReadAhead(Protocol):
@@ -90,6 +100,7 @@ class UnitOfWork(Protocol):
     replayed: int | None  # a read replica's transaction: the replay position at its start
     last_seq: int
     members_changed: bool
+    locking: bool
     read_ahead: dict[tuple[str, str], Any]
 
     async def rows(self, stmt: Any, params: dict[str, Any] | None = None) -> list[Any]: ...
@@ -103,7 +114,7 @@ class UnitOfWork(Protocol):
     def take_riders(self) -> list[tuple[Table, dict[str, Any]]]: ...
 
     @property
-    def tasks(self) -> TaskWrites: ...
+    def events(self) -> EventWrites: ...
 
     @property
     def projects(self) -> ProjectsReadAhead: ...
@@ -146,5 +157,15 @@ async def insert_missing(tx: UnitOfWork, table: Table, values: dict[str, Any]) -
 
 @functools.cache
 def insert_of(table: Table) -> Insert:
-    """The table's plain INSERT, built once and sent straight to the driver."""
-    return direct(insert(table))
+    """The table's plain INSERT, built once."""
+    return once(insert(table))
+
+
+_PG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+
+
+def cast(table: Table, column: str, param: str) -> str:
+    """PostgreSQL: a parameter inside VALUES or a SELECT list, cast to its column's type
+    (nothing else types it there)."""
+    kind = table.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
+    return f"CAST(:{param} AS {kind})"

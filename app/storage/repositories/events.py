@@ -28,33 +28,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from typing import Any
+from collections.abc import Sequence
 
-from sqlalchemy import (
-    BigInteger,
-    Table,
-    TextClause,
-    bindparam,
-    func,
-    insert,
-    select,
-    text,
-)
-from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import BigInteger, TextClause, bindparam, func, insert, select, text
 
 from app.domain.events import Event, Said
-from app.domain.task import Task
 from app.storage import mapping
-from app.storage.fast.direct import direct
-from app.storage.repositories.base import Repository, insert_of
-from app.storage.repositories.tasks import (
-    changed_concurrently,
-    links_of,
-    refused_insert,
-    task_links,
-    tasks,
-)
+from app.storage.repositories.base import Repository, Write, cast
+from app.storage.statements import once
 from app.storage.tables import EventRow, table_of
 
 events = table_of(EventRow)
@@ -64,12 +45,12 @@ SEQUENCE = "events_seq"
 WAIT_SECONDS = 0.1  # how long a reader waits for the writers in flight before settling
 POLL_SECONDS = 0.0005
 
-_INSERT = direct(insert(events))
+_INSERT = once(insert(events))
 # SQLite: one writer at a time, so the newest seq orders the next ones and commits alike
-_LAST_SEQ = direct(select(func.coalesce(func.max(events.c.seq), 0)))
+_LAST_SEQ = once(select(func.coalesce(func.max(events.c.seq), 0)))
 # PostgreSQL: the newest seq told to every process listening (`Tx.announces`)
 _NOTIFY = f"pg_notify('{NOTIFY_CHANNEL}', max(seq)::text)"
-_ANNOUNCE = direct(text(f"SELECT pg_notify('{NOTIFY_CHANNEL}', :seq)"))
+_ANNOUNCE = once(text(f"SELECT pg_notify('{NOTIFY_CHANNEL}', :seq)"))
 
 
 @functools.cache
@@ -77,7 +58,7 @@ def _draw(announce: bool) -> TextClause:
     """PostgreSQL: the transaction id first (MATERIALIZED: taken before any seq is drawn),
     then the seqs, and if `announce` the announcement of the newest on commit: one round
     trip."""
-    return direct(
+    return once(
         text(
             "WITH me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),"
             f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
@@ -120,159 +101,83 @@ _FIRST = (
 )
 
 
-Moved = tuple[Task, int]  # a task moved in this transaction, and the version it was loaded at
-Created = tuple[Task, str]  # a task created in this transaction, and its creator's id
 _EVENT_COLUMNS = tuple(c.name for c in events.c if c.name != "seq")
-_PG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+_AFTER_WRITE: dict[tuple[str, int, bool], TextClause] = {}
 
 
-@functools.cache
-def _one_write(
-    head: str,
-    columns: tuple[str, ...],
-    count: int,
-    riders: tuple[tuple[Table, tuple[str, ...]], ...],
-    announce: bool,
-) -> TextClause:
-    """PostgreSQL, one statement: the task's write, then, only if it was written, the
-    transaction id, `count` seqs drawn, the events inserted with them, the `riders` (rows
-    of other tables that go with the task's write) inserted, and if `announce` the newest
-    seq announced.
-
-    `head` "moved" updates the task's changed `columns` if it is still at the version
-    loaded (no row comes back on a conflict); "created" inserts it with `columns`.
+def _after_write(write: Write, count: int, announce: bool) -> TextClause:
+    """PostgreSQL, one statement: `write` (another table's, its rows first), then, only if it
+    wrote, the transaction id, `count` seqs drawn, the events inserted with them, and if
+    `announce` the newest seq announced. It ends its command (`once(..., last=True)`).
     Built once per shape: the statement and its prepared form are reused."""
-    if head == "moved":
-        sets = ", ".join(f"{name} = :t_{name}" for name in columns) or "version = version"
-        task = (
-            f"UPDATE tasks SET {sets}"
-            "  WHERE id = :where_id AND version = :where_version RETURNING id"
-        )
-    else:
-        given = ", ".join(f":t_{name}" for name in columns)
-        task = f"INSERT INTO tasks ({', '.join(columns)}) VALUES ({given}) RETURNING id"
+    key = (write.sql, count, announce)
+    found = _AFTER_WRITE.get(key)
+    if found is not None:
+        return found
     values = ", ".join(
-        "("
-        + ", ".join([str(i + 1)] + [_cast(events, c, f"e{i}_{c}") for c in _EVENT_COLUMNS])
-        + ")"
+        "(" + ", ".join([str(i + 1)] + [cast(events, c, f"e{i}_{c}") for c in _EVENT_COLUMNS]) + ")"
         for i in range(count)
     )
     names = ", ".join(_EVENT_COLUMNS)
     picked = ", ".join(f"v.{c}" for c in _EVENT_COLUMNS)
-    ridden = "".join(
-        f" r{j} AS (INSERT INTO {table.name} ({', '.join(cols)})"
-        f"  SELECT {', '.join(_cast(table, c, f'r{j}_{c}') for c in cols)} FROM moved),"
-        for j, (table, cols) in enumerate(riders)
-    )
     sql = (
-        f"WITH moved AS ({task}),"
+        f"WITH {write.sql},"
         " me AS MATERIALIZED (SELECT pg_current_xact_id() AS xid FROM moved),"
         f" drawn AS MATERIALIZED (SELECT nextval('{SEQUENCE}') AS seq"
         f"  FROM me, generate_series(1, {count})),"
         " numbered AS (SELECT seq, row_number() OVER (ORDER BY seq) AS i FROM drawn),"
-        f"{ridden}"
         f" added AS (INSERT INTO events (seq, {names}) SELECT n.seq, {picked}"
         f"  FROM numbered AS n JOIN (VALUES {values}) AS v(i, {names}) ON v.i = n.i"
         "  RETURNING seq)"
         f" SELECT array_agg(seq ORDER BY seq){', ' + _NOTIFY if announce else ''}"
         " FROM added HAVING count(*) > 0"
     )
-    typed = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in columns]
-    if head == "moved":
-        typed += [bindparam("where_id", type_=tasks.c.id.type)]
-        typed += [bindparam("where_version", type_=tasks.c.version.type)]
-    typed += [
+    typed = [
         bindparam(f"e{i}_{c}", type_=events.c[c].type) for i in range(count) for c in _EVENT_COLUMNS
     ]
-    typed += [
-        bindparam(f"r{j}_{c}", type_=table.c[c].type)
-        for j, (table, cols) in enumerate(riders)
-        for c in cols
-    ]
-    return direct(text(sql).bindparams(*typed))
-
-
-def _cast(table: Table, column: str, param: str) -> str:
-    """A parameter inside VALUES or a SELECT list, cast to its column's type (nothing else
-    types it there)."""
-    kind = table.c[column].type.dialect_impl(_PG).compile(dialect=_PG)
-    return f"CAST(:{param} AS {kind})"
+    found = _AFTER_WRITE[key] = once(text(sql).bindparams(*write.binds, *typed), last=True)
+    return found
 
 
 class Events(Repository):
+    """The log: this repository writes the `events` table and nothing else."""
+
     __slots__ = ()
 
-    async def append(
-        self, new: list[Event], moved: Moved | None = None, created: Created | None = None
-    ) -> list[Event]:
-        """Give the events the next seqs and insert them, with the task's write and the
-        rows that ride on it (`Tx.ride`). Callers append after locking the task
-        (`tasks.get(for_update=True)`), or with `moved`, whose update takes the lock, so a
-        task's later move draws a later seq.
+    async def append(self, new: Sequence[Event], after: Write | None = None) -> list[Event] | None:
+        """Give the events the next seqs and insert them. Callers append after writing or
+        locking the task they are about (its update takes the lock), so a task's later move
+        draws a later seq.
 
-        `moved`, a task and the version it was loaded at, is updated first (a conflict
-        unless still at that version); `created`, a new task and its creator, is inserted
-        first. On PostgreSQL the task's write, the riders, the draw, the insert and the
-        announcement are then one statement."""
-        if (moved or created) is not None and (self.tx.sqlite or not new):
-            if moved is not None:
-                await self.tx.tasks.update(*moved)
-            if created is not None:
-                await self.tx.tasks.insert(*created)
-            moved = created = None
-        if created is not None:  # its steps in the task's graph ride on its insert
-            for link in links_of(created[0]):
-                self.tx.ride(task_links, link)
-        if moved is None and created is None:
-            for table, row in self.tx.take_riders():
-                await self.tx.conn.execute(insert_of(table), row)
+        `after` (PostgreSQL): another table's write, handed by its repository, made first in
+        the same statement, the events appended only if it wrote; None, with nothing written,
+        if it did not. The write, the draw, the insert and the announcement are then one
+        statement."""
         if not new:
             return []
-        if moved is not None or created is not None:
-            seqs = await self._one_write(new, moved, created)
-        elif self.tx.sqlite:
-            last = (await self.tx.one(_LAST_SEQ))[0]
-            seqs = list(range(last + 1, last + len(new) + 1))
+        if after is not None:
+            if self.tx.sqlite:
+                raise ValueError("one statement with another write is PostgreSQL's")
+            params = dict(after.params)
+            for i, e in enumerate(new):
+                row = mapping.event_to_row(e, 0)
+                params.update({f"e{i}_{name}": row[name] for name in _EVENT_COLUMNS})
+            statement = _after_write(after, len(new), self.tx.announces)
+            found = await self.tx.one(statement, params)
+            if found is None:
+                return None
+            seqs = list(found[0])
         else:
-            seqs = list((await self.tx.one(_draw(self.tx.announces), {"count": len(new)}))[0])
-        if moved is None and created is None:
+            if self.tx.sqlite:
+                last = (await self.tx.one(_LAST_SEQ))[0]
+                seqs = list(range(last + 1, last + len(new) + 1))
+            else:
+                drawn = await self.tx.one(_draw(self.tx.announces), {"count": len(new)})
+                seqs = list(drawn[0])
             rows = [mapping.event_to_row(e, seq) for e, seq in zip(new, seqs, strict=True)]
             await self.tx.conn.execute(_INSERT, rows)
         self.tx.last_seq = seqs[-1]
         return [Event(**{**e.__dict__, "seq": seq}) for e, seq in zip(new, seqs, strict=True)]
-
-    async def _one_write(
-        self, new: list[Event], moved: Moved | None, created: Created | None
-    ) -> list[int]:
-        if moved is not None:
-            task, old_version = moved
-            columns = self.tx.tasks.changes(task)
-            params: dict[str, Any] = {f"t_{name}": value for name, value in columns.items()}
-            params.update(where_id=task.id, where_version=old_version)
-        else:
-            assert created is not None
-            task = created[0]
-            columns = mapping.task_to_row(task, created[1])
-            params = {f"t_{name}": value for name, value in columns.items()}
-        for i, e in enumerate(new):
-            row = mapping.event_to_row(e, 0)
-            params.update({f"e{i}_{name}": row[name] for name in _EVENT_COLUMNS})
-        riders = self.tx.take_riders()
-        for j, (_, ridden) in enumerate(riders):
-            params.update({f"r{j}_{name}": value for name, value in ridden.items()})
-        shape = tuple((table, tuple(ridden)) for table, ridden in riders)
-        head = "moved" if moved is not None else "created"
-        statement = _one_write(head, tuple(columns), len(new), shape, self.tx.announces)
-        try:
-            found = await self.tx.one(statement, params)
-        except IntegrityError as error:
-            refused = refused_insert(task) if created is not None else None
-            if refused is None:
-                raise
-            raise refused from error
-        if found is None:
-            raise changed_concurrently(task.id)
-        return list(found[0])
 
     async def announce(self, seq: int) -> None:
         """PostgreSQL: tell every process listening that the log has grown to `seq` (for the

@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy import bindparam, delete, exists, func, insert, select, update
 
 from app.domain.principals import owner_of
-from app.storage.fast.direct import direct
 from app.storage.repositories import rules
 from app.storage.repositories.base import Repository, insert_missing
 from app.storage.repositories.projects import members
+from app.storage.statements import once
 from app.storage.tables import AgentRow, CapabilityRow, ErasedPrincipalRow, PersonRow, table_of
 
 persons = table_of(PersonRow)
@@ -19,7 +19,7 @@ _PERSON_EXISTS = select(persons.c.handle).where(persons.c.handle == bindparam("h
 _AGENT_EXISTS = select(agents.c.id).where(agents.c.id == bindparam("agent_id"))
 _erased = table_of(ErasedPrincipalRow)
 # whether the agent is registered, and whether it was erased: one statement, not two
-_AGENT_STANDING = direct(
+_AGENT_STANDING = once(
     select(
         exists().where(agents.c.id == bindparam("agent_id")),
         exists().where(_erased.c.id == bindparam("agent_id")),
@@ -32,7 +32,7 @@ _facts = select(
     exists().where(_erased.c.id == bindparam("agent_id")).label("erased"),
     exists().where(members.c.project == bindparam("project")).label("founded"),
 ).subquery("facts")
-_HANDOFF_STANDING = direct(
+_HANDOFF_STANDING = once(
     select(_facts, *rules.GATE.beside.columns).select_from(
         _facts.outerjoin(rules.GATE.table, rules.GATE.table.c.owner == bindparam("owner"))
     )

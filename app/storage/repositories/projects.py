@@ -12,18 +12,16 @@ from collections.abc import Sequence
 
 from sqlalchemy import String, bindparam, delete, func, literal, select, text
 
-from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository, insert_missing
+from app.storage.statements import once
 from app.storage.tables import ProjectMemberRow, table_of
 
 MEMBERS_CHANNEL = "prickle_members"
 
 members = table_of(ProjectMemberRow)
 
-_EXISTS = direct(
-    select(members.c.project).where(members.c.project == bindparam("project")).limit(1)
-)
-_ROLE = direct(
+_EXISTS = once(select(members.c.project).where(members.c.project == bindparam("project")).limit(1))
+_ROLE = once(
     select(members.c.role).where(
         members.c.project == bindparam("project"), members.c.handle == bindparam("handle")
     )

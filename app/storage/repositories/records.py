@@ -6,15 +6,15 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
 
-from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository
+from app.storage.statements import once
 from app.storage.tables import CheckpointRow, ResultRow, table_of
 
 checkpoints = table_of(CheckpointRow)
 results = table_of(ResultRow)
 
-_INSERT_CHECKPOINT = direct(insert(checkpoints))
-_SUBMISSION = direct(
+_INSERT_CHECKPOINT = once(insert(checkpoints))
+_SUBMISSION = once(
     select(results).where(
         results.c.task_id == bindparam("task_id"),
         results.c.submission_id == bindparam("submission_id"),

@@ -9,8 +9,8 @@ from sqlalchemy import Table, bindparam, delete, insert, select
 
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
-from app.storage.fast.direct import direct
 from app.storage.repositories.base import Prefixed, UnitOfWork
+from app.storage.statements import once
 from app.storage.tables import GateRuleRow, ResultRuleRow, table_of
 
 gate_rules = table_of(GateRuleRow)
@@ -38,7 +38,7 @@ GATE: Kind[GateRule] = Kind(gate_rules, GateRule)
 RESULT: Kind[ResultRule] = Kind(result_rules, ResultRule)
 # a handoff reads its gate rules with the agent (Principals.agent_standing) and return_result
 # its result rules with the task (Tasks.get); request_capability and reroute read them alone
-direct(GATE.of)
+once(GATE.of)
 
 
 class Rules(Generic[Rule]):

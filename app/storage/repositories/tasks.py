@@ -1,4 +1,10 @@
-"""Tasks: load, insert and update (optimistically, by version).
+"""Tasks: load, save (optimistically, by version) and add, each with its events.
+
+`save(task, version, events)` and `add(task, created_by, events)` are the one way a command
+writes a task and appends what happened to it: storage chooses how. On PostgreSQL the task's
+row, the rows written with it (`Tx.ride`), the events' seqs, their insert and their
+announcement are one statement (the log's part is the events repository's, `Events.append`
+`after` this repository's `Write`); elsewhere the row, then the append.
 
 A task loaded in a transaction is remembered as its row was; its update then writes only
 the columns that differ (JSON columns compared by their encoding, so a value changed in
@@ -8,40 +14,43 @@ place is seen too). The version in the WHERE clause still guards the whole row.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import JSON, Select, bindparam, insert, select, update
+from sqlalchemy import JSON, BindParameter, Select, Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedConcurrently, Conflict
+from app.domain.events import Event
 from app.domain.task import Task
 from app.storage import mapping
-from app.storage.fast.direct import direct
 from app.storage.repositories import rules
-from app.storage.repositories.base import Repository
+from app.storage.repositories.base import Repository, Write, cast, insert_of
+from app.storage.statements import once
 from app.storage.tables import TaskLinkRow, TaskRow, table_of
 
 tasks = table_of(TaskRow)
 task_links = table_of(TaskLinkRow)
 
 _JSON_COLUMNS = tuple(c.name for c in tasks.c if isinstance(c.type, JSON))
-_INSERT = direct(insert(tasks))
+_INSERT = once(insert(tasks))
 _INSERT_LINKS = insert(task_links)
-_BY_ID = direct(select(tasks).where(tasks.c.id == bindparam("task_id")))
-_BY_ID_LOCKED = direct(_BY_ID.with_for_update())
+_BY_ID = once(select(tasks).where(tasks.c.id == bindparam("task_id")))
+_BY_ID_LOCKED = once(_BY_ID.with_for_update())
 # the task with its requester's owner's result rules beside it, one row per rule (or one
 # row with none): what return_result reads
-_WITH_RESULT_RULES = direct(
+_WITH_RESULT_RULES = once(
     select(tasks, *rules.RESULT.beside.columns)
     .select_from(
         tasks.outerjoin(rules.RESULT.table, rules.RESULT.table.c.owner == tasks.c.requester_owner)
     )
     .where(tasks.c.id == bindparam("task_id"))
 )
-_WITH_RESULT_RULES_LOCKED = direct(_WITH_RESULT_RULES.with_for_update(of=tasks))
-_UPDATE = direct(
+# (only a command run under locks, after its optimistic tries, reads it: not built once)
+_WITH_RESULT_RULES_LOCKED = _WITH_RESULT_RULES.with_for_update(of=tasks)
+_UPDATE = once(
     update(tasks).where(
         tasks.c.id == bindparam("where_id"), tasks.c.version == bindparam("where_version")
     )
@@ -89,12 +98,13 @@ class Tasks(Repository):
         for the rest of the transaction."""
         if with_result_rules:
             return await self._with_result_rules(task_id, for_update)
-        stmt = _BY_ID_LOCKED if for_update and not self.tx.sqlite else _BY_ID
+        locked = (for_update or self.tx.locking) and not self.tx.sqlite
+        stmt = _BY_ID_LOCKED if locked else _BY_ID
         row = await self.tx.one(stmt, {"task_id": task_id})
         return None if row is None else self._load(row)
 
     async def _with_result_rules(self, task_id: str, for_update: bool) -> Task | None:
-        locked = for_update and not self.tx.sqlite
+        locked = (for_update or self.tx.locking) and not self.tx.sqlite
         stmt = _WITH_RESULT_RULES_LOCKED if locked else _WITH_RESULT_RULES
         rows = await self.tx.rows(stmt, {"task_id": task_id})
         if not rows:
@@ -128,6 +138,57 @@ class Tasks(Repository):
         if links:
             await self.tx.conn.execute(_INSERT_LINKS, links)
 
+    async def save(self, task: Task, version: int, events: Sequence[Event] = ()) -> None:
+        """Write the task (it was loaded at `version`) and the rows written with it
+        (`Tx.ride`), and append its `events` to the log; `ChangedConcurrently`, with nothing
+        written, unless the stored task is still at `version`. On PostgreSQL, with events, one
+        statement."""
+        if self.tx.sqlite or not events:
+            await self.update(task, version)
+            await self._ridden()
+            await self.tx.events.append(events)
+            return
+        columns = self.changes(task)
+        params: dict[str, Any] = {f"t_{name}": value for name, value in columns.items()}
+        params.update(where_id=task.id, where_version=version)
+        sql, binds = _moved(tuple(columns), self._riders(params))
+        if await self.tx.events.append(events, Write(sql, binds, params)) is None:
+            raise changed_concurrently(task.id)
+
+    async def add(self, task: Task, created_by: str, events: Sequence[Event] = ()) -> None:
+        """Insert a new task, its steps in the task graph and the rows written with it, and
+        append its `events`; Conflict when its creator's idempotency key is taken. On
+        PostgreSQL, with events, one statement."""
+        if self.tx.sqlite or not events:
+            await self.insert(task, created_by)
+            await self._ridden()
+            await self.tx.events.append(events)
+            return
+        for link in links_of(task):  # its steps in the task's graph go with it
+            self.tx.ride(task_links, link)
+        columns = mapping.task_to_row(task, created_by)
+        params = {f"t_{name}": value for name, value in columns.items()}
+        sql, binds = _created(tuple(columns), self._riders(params))
+        try:
+            await self.tx.events.append(events, Write(sql, binds, params))
+        except IntegrityError as error:
+            refused = refused_insert(task)
+            if refused is None:
+                raise
+            raise refused from error
+
+    def _riders(self, params: dict[str, Any]) -> tuple[tuple[Table, tuple[str, ...]], ...]:
+        """The rows to write with the task, their values put in `params`; their shape."""
+        riders = self.tx.take_riders()
+        for j, (_, row) in enumerate(riders):
+            params.update({f"r{j}_{name}": value for name, value in row.items()})
+        return tuple((table, tuple(row)) for table, row in riders)
+
+    async def _ridden(self) -> None:
+        """The rows to write with the task, after it (its own statements)."""
+        for table, row in self.tx.take_riders():
+            await self.tx.conn.execute(insert_of(table), row)
+
     async def update(self, task: Task, old_version: int) -> None:
         """Conflict unless the stored task is still at `old_version`."""
         params = {**self.changes(task), "where_id": task.id, "where_version": old_version}
@@ -156,6 +217,50 @@ class Tasks(Repository):
     async def any(self) -> bool:
         """Whether the database holds a task at all."""
         return await self.tx.one(_ANY, {}) is not None
+
+
+Riders = tuple[tuple[Table, tuple[str, ...]], ...]  # the rows written with a task: their shape
+
+
+@functools.cache
+def _moved(columns: tuple[str, ...], riders: Riders) -> tuple[str, tuple[BindParameter[Any], ...]]:
+    """PostgreSQL: the task's update of its changed `columns`, if it is still at the version
+    loaded (no row comes back on a conflict), and the rows written with it: `Write`'s SQL."""
+    sets = ", ".join(f"{name} = :t_{name}" for name in columns) or "version = version"
+    head = (
+        f"UPDATE tasks SET {sets}  WHERE id = :where_id AND version = :where_version RETURNING id"
+    )
+    binds = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in columns]
+    binds += [bindparam("where_id", type_=tasks.c.id.type)]
+    binds += [bindparam("where_version", type_=tasks.c.version.type)]
+    return _with_riders(head, binds, riders)
+
+
+@functools.cache
+def _created(
+    columns: tuple[str, ...], riders: Riders
+) -> tuple[str, tuple[BindParameter[Any], ...]]:
+    """PostgreSQL: the new task's insert, and the rows written with it: `Write`'s SQL."""
+    given = ", ".join(f":t_{name}" for name in columns)
+    head = f"INSERT INTO tasks ({', '.join(columns)}) VALUES ({given}) RETURNING id"
+    binds = [bindparam(f"t_{name}", type_=tasks.c[name].type) for name in columns]
+    return _with_riders(head, binds, riders)
+
+
+def _with_riders(
+    head: str, binds: list[BindParameter[Any]], riders: Riders
+) -> tuple[str, tuple[BindParameter[Any], ...]]:
+    ridden = "".join(
+        f", r{j} AS (INSERT INTO {table.name} ({', '.join(cols)})"
+        f"  SELECT {', '.join(cast(table, c, f'r{j}_{c}') for c in cols)} FROM moved)"
+        for j, (table, cols) in enumerate(riders)
+    )
+    binds += [
+        bindparam(f"r{j}_{c}", type_=table.c[c].type)
+        for j, (table, cols) in enumerate(riders)
+        for c in cols
+    ]
+    return f"moved AS ({head}){ridden}", tuple(binds)
 
 
 def refused_insert(task: Task) -> Conflict | None:

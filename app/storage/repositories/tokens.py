@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, or_, select, update
 
 from app.domain.tokens import TokenInfo
-from app.storage.fast.direct import direct
 from app.storage.repositories.base import Repository
+from app.storage.statements import once
 from app.storage.tables import TokenRow, table_of
 
 tokens = table_of(TokenRow)
@@ -34,7 +34,7 @@ _INFO = (
     tokens.c.revoked_at,
 )
 _INSERT = insert(tokens)
-_BY_DIGEST = direct(  # every request on PostgreSQL (app/service/auth.py)
+_BY_DIGEST = once(  # every request on PostgreSQL (app/service/auth.py)
     select(tokens.c.token_sha256, *_INFO).where(tokens.c.token_sha256 == bindparam("token_sha256"))
 )
 _BY_ID = select(*_INFO).where(tokens.c.id == bindparam("id"))
