@@ -787,11 +787,19 @@ def test_above_the_form_stands_all_a_decision_needs(served, page) -> None:
     page.evaluate("sessionStorage.clear()")
     detail = open_task(page, server, cast.bob, "held", cast.tasks["held_for_inbox"])
     text = detail.locator(".asked").inner_text()
-    assert "bob's permission gate holds handoffs like this one" in text, text
+    # bob, who may approve it, reads which of his gate rules held it, in words
+    why = "Held because your rule: hold handoffs from other owners' agents in project held"
+    assert why in text and "(priority 10)" in text, text
     assert "alice/planner" in text and "project held" in text
     assert "gate rule" not in text  # the rule's id only under "details"
     assert re.search(r"waiting (< 1 min|\d+ (min|h|d))", text)
     assert every_violation(page, "#detail") == []
+
+    page.evaluate("sessionStorage.clear()")  # alice, who asked, never reads bob's rules
+    detail = open_task(page, server, cast.alice, "held", cast.tasks["held_for_inbox"])
+    text = detail.locator(".asked").inner_text()
+    assert "bob's permission gate holds handoffs like this one" in text, text
+    assert "your rule" not in text and "priority" not in text
 
 
 def test_words_come_first_and_axe_finds_nothing_in_any_view(served, page) -> None:

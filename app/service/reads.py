@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.domain.events import Event, Said
+from app.domain.gate import GateRule
 from app.domain.principals import Principal
 from app.domain.reads import EventFilters, Page, Paging, SavedCheckpoint, TaskFilters
 from app.domain.task import JSON, Task
@@ -194,6 +195,17 @@ async def events_of(store: Store, viewer: Principal, ids: Sequence[str]) -> dict
     """Each task's events, oldest first."""
     async with store.read() as tx:
         return await sql.events_of(tx, viewer, ids)
+
+
+async def own_gate_rules(
+    store: Store, viewer: Principal, owners: Sequence[str]
+) -> dict[str, list[GateRule]]:
+    """The viewer's own gate rules, by its id, when asked for them; another owner's rules are
+    never read."""
+    if not viewer.is_person or viewer.id not in owners:
+        return {}
+    async with store.read() as tx:
+        return {viewer.id: await tx.gate_rules.of(viewer.id)}
 
 
 async def agent_standing(store: Store, agent_id: str) -> tuple[bool, bool]:

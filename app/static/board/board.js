@@ -36,8 +36,11 @@
   const Q_STATES = `query BoardStates { task_states { name description terminal } }`;
   const Q_ME = `query BoardMe { me { kind id } }`;
   const LINK = `id state display_title packet { task }`;
+  // Why the gate holds a handoff: read only by the one who may approve it (null for others).
+  const HOLD = `gate_hold { rule_id rule { effect priority project requester_owner
+    requester_agent deliverable_type capability_kind } }`;
   const Q_DETAIL = `query BoardTask($id: ID!) { task(id: $id) {
-    id version allowed_verbs as_protocol events { ${ASKED} }
+    id version allowed_verbs as_protocol events { ${ASKED} } ${HOLD}
     parent { ${LINK} } children { ${LINK} } dependencies { ${LINK} } } }`;
   const TIMELINE_PAGE = 20;
   const Q_TIMELINE = `query BoardTimeline($task_id: ID!, $after: String, $first: Int!) {
@@ -1141,16 +1144,38 @@
     ];
   }
 
+  // The handoffs a gate rule matches, in words: "handoffs from alice's agents in project web".
+  function ruleMatches(rule) {
+    const from = rule.requester_agent ? ` from ${rule.requester_agent}`
+      : rule.requester_owner ? ` from ${rule.requester_owner}'s agents` : " from other owners' agents";
+    return `handoffs${from}`
+      + (rule.project ? ` in project ${rule.project}` : " in any project")
+      + (rule.deliverable_type ? `, a ${rule.deliverable_type} deliverable` : "")
+      + (rule.capability_kind ? `, asking for a ${rule.capability_kind} capability` : "");
+  }
+
   // A held handoff: which gate holds it and what for, in words (the rule's id is a detail).
-  function heldSection(t, asked) {
+  // The one who may approve it reads which of their own rules held it (`gate_hold`).
+  function heldSection(t, hold) {
     const owner = (t.assignee || "").split("/")[0];
     const from = t.requester || who(t.requested_by) || "someone";
-    return h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
-      + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`);
+    const like = `from ${from} to ${t.assignee} in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable`;
+    if (!hold) {
+      return h("p", null, `${owner}'s permission gate holds handoffs like this one — ${like} — until ${owner} approves or denies it.`);
+    }
+    const rule = hold.rule;
+    const because = rule
+      ? ["Held because your rule: ", h("strong", { class: "gate-rule", text: `hold ${ruleMatches(rule)}` }),
+        ` (priority ${rule.priority}).`]
+      : hold.rule_id
+        ? ["Held because of a rule of yours that you have deleted since."]
+        : ["Held because none of your rules lets handoffs like this one through, so each waits for you."];
+    return [h("p", { class: "gate-why" }, ...because),
+      h("p", null, `This one is ${like}. Approve or deny it below.`)];
   }
 
   // What is being asked, drawn above the forms where the person acts on it.
-  function askedSection(t, events) {
+  function askedSection(t, events, hold) {
     const asked = askedOf(t, events);
     const block = (title, body, ...extra) => h("section", { class: "asked", "aria-label": title },
       h("p", { class: "asked-head" }, h("strong", { text: title }), ...extra), body);
@@ -1161,7 +1186,7 @@
     }
     if (t.state === "waiting" && t.waiting_on === "stopped") return block("Stopped", note("No reason was given."), ...byLine(asked));
     if (t.state === "waiting" && t.waiting_on === "owner_approval") {
-      return block("Handoff held for approval", heldSection(t, asked), ...waited(asked));
+      return block("Handoff held for approval", heldSection(t, hold), ...waited(asked));
     }
     if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
     if (t.state === "working" && t.result?.status === "rejected") {
@@ -1222,7 +1247,7 @@
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
       h("p", { class: "where" }, h("span", { class: "tag", text: t.state }), " ", whereItStands(t)),
       // the likely next move first: what is asked, then the forms, then the rest
-      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
+      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events, data.gate_hold),
       actSection(t, data.version, data.allowed_verbs || []),
       h("h3", { text: "Task" }),
       fields([
@@ -1234,7 +1259,8 @@
         ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
         ["turn budget", t.turn_budget ?? "unlimited"], ["waiting on", t.waiting_on || undefined],
         ["verbs you may use", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "none"],
-        ["held by gate rule", t.waiting_on === "owner_approval" ? /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
+        ["held by gate rule", t.waiting_on === "owner_approval" ? data.gate_hold?.rule_id
+          || /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
       ])),
       window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("h3", { text: "Packet" }),
