@@ -606,8 +606,11 @@ def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
         tab.get_by_role("button", name=re.compile("^Inbox")).click()
         items = tab.locator("#inbox-list [data-group=answer] [data-id]")
         assert items.count() == 20 and tab.evaluate("prickleBoard.inboxTotal") > 100
+        # paged by the server: the board holds the page it shows, not the whole inbox
+        assert len(tab.evaluate("prickleBoard.inbox")) == 20
         tab.get_by_role("button", name="Show 20 more").click()
         wait_until(tab, "document.querySelectorAll('#inbox-list [data-id]').length === 40")
+        assert len(tab.evaluate("prickleBoard.inbox")) == 40
         assert every_violation(tab, "#inbox") == []
     finally:
         context.close()

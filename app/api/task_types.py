@@ -317,9 +317,15 @@ class SavedCheckpoint:
 class TaskConnection(Connection[Task]):
     @classmethod
     def of(
-        cls, page: Page[DomainTask], paging: Paging[Any], count: Count, found: Found | None = None
+        cls,
+        page: Page[DomainTask],
+        paging: Paging[Any],
+        count: Count,
+        found: Found | None = None,
+        cursor: Callable[[DomainTask], str] = lambda t: t.id,
     ) -> TaskConnection:
-        edges = [Edge(cursor=t.id, node=Task.from_domain(t, found)) for t in page.items]
+        """`cursor`: an item's cursor (by default its task id, the order of a tasks page)."""
+        edges = [Edge(cursor=cursor(t), node=Task.from_domain(t, found)) for t in page.items]
         info = PageInfo.of([e.cursor for e in edges], page.has_next, paging)
         return cls(edges=edges, info=info, counter=Counter(count))
 

@@ -35,10 +35,10 @@ class TaskRow(SQLModel, table=True):
         Index("ix_tasks_state", "state", "id"),
         Index("ix_tasks_assignee", "assignee", "id"),
         Index("ix_tasks_requester", "requester", "id"),
-        # also the inbox's branches, in task id order (app/storage/repositories/inbox.py)
-        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", "id"),
-        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", "id"),
-        Index("ix_tasks_wait_agent", "wait_agent", "id"),
+        # also the inbox's branches, oldest waiting first (app/storage/repositories/inbox.py)
+        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", "moved_at", "id"),
+        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", "moved_at", "id"),
+        Index("ix_tasks_wait_agent", "wait_agent", "moved_at", "id"),
         Index("ix_tasks_requested_by", "requested_by_id"),
         Index("ix_tasks_parent", "parent_task_id"),
     )
@@ -75,6 +75,7 @@ class TaskRow(SQLModel, table=True):
     idempotency_key: str | None = Field(default=None, max_length=200)
     schedule_id: str | None = Field(default=None, max_length=64)
     schedule_version: int | None = None
+    moved_at: str | None = Field(default=None, max_length=40)
 
 
 class TaskLinkRow(SQLModel, table=True):

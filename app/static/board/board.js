@@ -47,13 +47,20 @@
     task_events(task_id: $task_id, after: $after, first: $first) {
       total_count pageInfo { hasNextPage endCursor }
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
-  // The inbox: what waits on the viewer, in every project, read from the server a page at a
-  // time; a move of a task in it, or of a task now waiting, makes the board read it again.
-  const INBOX_PAGE = 200;
-  const INBOX_CAP = 1000; // the inbox is read whole (to group and sort it) up to this many
-  const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
-    inbox(first: $first, after: $after) { total_count pageInfo { hasNextPage endCursor }
-      edges { node { ${CARD} events { ${ASKED} } } } } }`;
+  // The inbox: what waits on the viewer, in every project, as the server pages it: each
+  // group (what is asked) oldest waiting first, narrowed to a project on the server, a page
+  // of INBOX_PAGE at a time ("Show more" reads the next); a move of a task in it, or of a
+  // task now waiting, makes the board read the pages it holds again.
+  const INBOX_PAGE = 20;
+  const INBOX_ITEMS = `total_count pageInfo { hasNextPage endCursor }
+      edges { node { ${CARD} events { ${ASKED} } } }`;
+  const Q_INBOX = `query BoardInbox($project: String, $first: Int!) {
+    all: inbox(first: 0) { total_count }
+    decide: inbox(asked: decide_result, project: $project, first: $first) { ${INBOX_ITEMS} }
+    approve: inbox(asked: approve_handoff, project: $project, first: $first) { ${INBOX_ITEMS} }
+    answer: inbox(asked: answer, project: $project, first: $first) { ${INBOX_ITEMS} } }`;
+  const Q_INBOX_MORE = `query BoardInboxMore($asked: InboxAsk!, $project: String, $after: String, $first: Int!) {
+    inbox(asked: $asked, project: $project, after: $after, first: $first) { ${INBOX_ITEMS} } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
     task_events(after: $after) { cursor task_id to_state verb actor version } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
@@ -1301,15 +1308,16 @@
     loadId: 0,
     acted: [],
     me: null, // { kind, id } of the signed-in principal
-    inbox: [], // what waits on the viewer, as the server answered, by task id
+    inboxGroups: new Map(), // group key -> { tasks, total, cursor }: the pages read of each
+    inboxProjects: new Set(), // the projects the inbox has shown items of: the filter's choices
     inboxTotal: 0,
-    inboxCursor: null,
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
     inboxTimer: 0,
     inboxProject: "", // the inbox's project filter
-    inboxShown: new Map(), // group -> items shown
-    inboxPicked: new Set(), // held handoffs selected to approve together
+    inboxPicked: new Set(), // held handoffs and results selected to act on together
+    inboxDecision: "", // the decision chosen for the selected results
+    inboxReason: "",
     inboxLoads: 0,
     mine: new Map(), // task id -> the move the panel sent on it (ownMove)
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
@@ -1397,7 +1405,7 @@
     app.live?.stop();
     app.live = null;
     app.me = null;
-    app.inbox = [];
+    app.inboxGroups = new Map();
     app.inboxTotal = 0;
     app.inboxReady = false;
     app.inboxOffered = null;
@@ -1625,15 +1633,20 @@
     return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
   }
 
-  // The inbox as a work queue: grouped by what is asked, oldest waiting first, filtered by
-  // project; held handoffs can be approved several at once.
+  // The inbox as a work queue: grouped by what is asked, each group oldest waiting first and
+  // paged by the server, narrowed to a project by the server; held handoffs can be approved,
+  // and results decided, several at once.
   const ASKS = [
-    { key: "decide", title: "Results to decide", has: (t) => t.state === "approval" },
-    { key: "approve", title: "Handoffs to approve", has: (t) => t.waiting_on === "owner_approval" },
-    { key: "answer", title: "Questions to answer", has: (t) => t.waiting_on === "human" || t.waiting_on === "agent" },
+    { key: "decide", asked: "decide_result", title: "Results to decide" },
+    { key: "approve", asked: "approve_handoff", title: "Handoffs to approve" },
+    { key: "answer", asked: "answer", title: "Questions to answer" },
   ];
-  const GROUP_SHOWN = 20;
   const waitingSince = (t) => askedOf(t, t.events)?.at || t.updated_at;
+  // A decision chosen once for every selected result, in the protocol's words.
+  const DECISIONS = ["accept", "request_changes", "reject"];
+  const DECIDED = { accept: "accepted", request_changes: "changes requested", reject: "rejected" };
+
+  const inboxTasks = () => ASKS.flatMap((a) => app.inboxGroups.get(a.key)?.tasks || []);
 
   function inboxItem(t, selectable) {
     const asked = askedOf(t, t.events);
@@ -1652,75 +1665,105 @@
           since(waitingSince(t), "waiting "))));
   }
 
+  // What a group lets the person do to several items at once.
+  function bulkBar(key) {
+    const all = h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": `all-${key}` });
+    if (key === "approve") {
+      return h("div", { class: "bulk" },
+        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }), all);
+    }
+    if (key === "decide") {
+      const decision = h("select", { id: "bulk-decision", "aria-label": "Decision for the selected results" },
+        h("option", { value: "", text: "choose a decision" }),
+        DECISIONS.map((d) => h("option", { value: d, text: d })));
+      decision.value = app.inboxDecision;
+      const reason = h("input", { id: "bulk-reason", type: "text", "aria-label": "Reason for deciding the selected results",
+        placeholder: "reason (optional)", value: app.inboxReason });
+      return h("div", { class: "bulk" }, decision, reason,
+        h("button", { type: "button", class: "bulk-decide", text: "Decide selected", "data-bulk": "decide" }), all);
+    }
+    return null;
+  }
+
   function drawInbox() {
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    const projects = [...new Set(app.inbox.map((t) => t.project))].sort();
+    for (const t of inboxTasks()) app.inboxProjects.add(t.project);
+    if (app.inboxProject) app.inboxProjects.add(app.inboxProject);
     const filter = $("inbox-project");
-    if (app.inboxProject && !projects.includes(app.inboxProject)) app.inboxProject = "";
-    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inbox.length})` }),
-      ...projects.map((p) => h("option", { value: p, text: `${p} (${app.inbox.filter((t) => t.project === p).length})` })));
+    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inboxTotal})` }),
+      ...[...app.inboxProjects].sort().map((p) => h("option", { value: p, text: p })));
     filter.value = app.inboxProject;
-    const tasks = app.inbox.filter((t) => !app.inboxProject || t.project === app.inboxProject);
-    const groups = ASKS.map((a) => ({ ...a, tasks: tasks.filter(a.has)
-      .sort((x, y) => (waitingSince(x) < waitingSince(y) ? -1 : 1)) })).filter((g) => g.tasks.length);
-    const capped = app.inboxCursor ? h("p", { class: "muted", text: `The first ${app.inbox.length} of ${app.inboxTotal} by task id.` }) : null;
+    const groups = ASKS.map((a) => ({ ...a, ...app.inboxGroups.get(a.key) })).filter((g) => g.tasks?.length);
+    $("inbox-list").dataset.project = app.inboxProject; // what it was read for
     $("inbox-list").replaceChildren(...(groups.length ? groups.map((g) => {
-      const shown = app.inboxShown.get(g.key) || GROUP_SHOWN;
-      const left = g.tasks.length - shown;
-      const bulk = g.key === "approve" ? h("div", { class: "bulk" },
-        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }),
-        h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": "all" })) : null;
+      const selectable = g.key === "approve" || g.key === "decide";
+      const left = g.total - g.tasks.length;
       return h("section", { class: "inbox-group", "data-group": g.key, "aria-label": g.title },
-        h("h3", { text: `${g.title} (${g.tasks.length})` }), bulk,
-        h("ul", { class: "inbox-items" }, g.tasks.slice(0, shown).map((t) => inboxItem(t, g.key === "approve"))),
-        left > 0 ? h("button", { type: "button", class: "more", "data-more": g.key,
-          text: `Show ${Math.min(GROUP_SHOWN, left)} more` }) : null);
-    }) : [h("p", { class: "muted", text: "Nothing waits on you." })]), capped || "");
+        h("h3", { text: `${g.title} (${g.total})` }), bulkBar(g.key),
+        h("ul", { class: "inbox-items" }, g.tasks.map((t) => inboxItem(t, selectable))),
+        g.cursor ? h("button", { type: "button", class: "more", "data-more": g.key,
+          text: `Show ${Math.max(1, Math.min(INBOX_PAGE, left))} more` }) : null);
+    }) : [h("p", { class: "muted", text: app.inboxProject ? `Nothing waits on you in ${app.inboxProject}.` : "Nothing waits on you." })]));
   }
 
-  // Reads the whole inbox (up to INBOX_CAP items), a page at a time, to group and sort it.
+  const groupOf = (page) => ({
+    tasks: page.edges.map((e) => e.node), total: page.total_count,
+    cursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
+  });
+
+  // Reads the first page of each group again, as many items as the board holds of any group
+  // (a page at least), for the project chosen.
   async function loadInbox() {
     const mine = ++app.inboxLoads;
-    const found = [];
-    let after = null;
-    let page;
-    do {
-      page = (await gql(app.token, Q_INBOX, { first: INBOX_PAGE, after })).inbox;
-      found.push(...page.edges.map((e) => e.node));
-      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-    } while (after && found.length < INBOX_CAP);
+    const held = Math.max(INBOX_PAGE, ...[...app.inboxGroups.values()].map((g) => g.tasks.length));
+    const data = await gql(app.token, Q_INBOX, { project: app.inboxProject || null, first: Math.min(held, 500) });
     if (mine !== app.inboxLoads) return;
-    app.inbox = found;
-    app.inboxTotal = page.total_count;
-    app.inboxCursor = after;
+    app.inboxGroups = new Map(ASKS.map((a) => [a.key, groupOf(data[a.key])]));
+    app.inboxTotal = data.all.total_count;
+    const shown = new Set(inboxTasks().map((t) => t.id));
+    for (const id of app.inboxPicked) if (!shown.has(id)) app.inboxPicked.delete(id);
     app.inboxReady = true;
     drawInbox();
   }
 
-  // Approves the selected held handoffs: one request each, with the version it was shown at,
-  // each done or refused on its own; the outcome of each is listed.
-  async function approveSelected() {
-    const picked = app.inbox.filter((t) => app.inboxPicked.has(t.id) && t.waiting_on === "owner_approval");
+  // The group's next page, from the server.
+  async function moreInbox(key) {
+    const group = app.inboxGroups.get(key);
+    const ask = ASKS.find((a) => a.key === key);
+    if (!group?.cursor || !ask) return;
+    const mine = app.inboxLoads;
+    const page = (await gql(app.token, Q_INBOX_MORE, {
+      asked: ask.asked, project: app.inboxProject || null, after: group.cursor, first: INBOX_PAGE,
+    })).inbox;
+    if (mine !== app.inboxLoads) return; // read again meanwhile: that answer stands
+    const next = groupOf(page);
+    const have = new Set(group.tasks.map((t) => t.id));
+    app.inboxGroups.set(key, { ...next, tasks: [...group.tasks, ...next.tasks.filter((t) => !have.has(t.id))] });
+    drawInbox();
+  }
+
+  // Sends one move per selected item of a group, each with the version the inbox read it at,
+  // all at once; each is done or refused on its own, and the outcome of each is listed.
+  async function actOnSelected(key, verb, extra, doneWord) {
+    const picked = (app.inboxGroups.get(key)?.tasks || []).filter((t) => app.inboxPicked.has(t.id));
     const out = $("inbox-outcome");
-    if (!picked.length) {
-      out.hidden = false;
-      return out.replaceChildren(h("p", { text: "Select the handoffs to approve first." }));
-    }
     out.hidden = false;
-    out.replaceChildren(h("p", { text: `Approving ${picked.length}…` }));
+    const noun = key === "approve" ? "handoffs to approve" : "results to decide";
+    if (!picked.length) return out.replaceChildren(h("p", { text: `Select the ${noun} first.` }));
+    const doing = key === "approve" ? "Approving" : "Deciding";
+    out.replaceChildren(h("p", { text: `${doing} ${picked.length}…` }));
     const results = await Promise.allSettled(picked.map((t) => {
-      const variables = { task_id: t.id, expected_version: t.version };
-      app.mine.set(t.id, { verb: "approve_handoff", version: t.version, done: false });
-      return gql(app.token, MUTATIONS.approve_handoff, variables);
+      app.mine.set(t.id, { verb, version: t.version, done: false });
+      return gql(app.token, MUTATIONS[verb], { task_id: t.id, expected_version: t.version, ...extra });
     }));
     const lines = results.map((r, i) => {
       const t = picked[i];
       const title = t.display_title || t.packet?.task || t.id;
-      app.acted.push({ verb: "approve_handoff", task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
+      app.acted.push({ verb, task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
       if (r.status === "fulfilled") {
         app.inboxPicked.delete(t.id);
-        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: "approved" }), ` ${title}`);
+        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: doneWord }), ` ${title}`);
       }
       app.mine.delete(t.id);
       const e = r.reason;
@@ -1729,8 +1772,23 @@
         ` ${title}: ${words} (${e.code || "error"})`);
     });
     const ok = results.filter((r) => r.status === "fulfilled").length;
-    out.replaceChildren(h("p", { text: `Approved ${ok} of ${picked.length}.` }), h("ul", null, lines));
+    const did = key === "approve" ? "Approved" : `Decided (${doneWord})`;
+    out.replaceChildren(h("p", { text: `${did} ${ok} of ${picked.length}.` }), h("ul", null, lines));
     loadInbox().catch(inboxFailed);
+  }
+
+  const approveSelected = () => actOnSelected("approve", "approve_handoff", {}, "approved");
+
+  function decideSelected() {
+    const decision = app.inboxDecision;
+    if (!DECISIONS.includes(decision)) {
+      const out = $("inbox-outcome");
+      out.hidden = false;
+      out.replaceChildren(h("p", { text: "Choose a decision for the selected results first." }));
+      return $("bulk-decision")?.focus();
+    }
+    const reason = app.inboxReason.trim();
+    return actOnSelected("decide", "decide_result", reason ? { decision, reason } : { decision }, DECIDED[decision]);
   }
 
   function inboxFailed(error) {
@@ -1744,7 +1802,7 @@
     app.inboxEventCursor = event.cursor;
     arrived(event.task_id, event.version, event);
     refreshDetail(event.task_id);
-    const mine = app.inbox.some((t) => t.id === event.task_id);
+    const mine = inboxTasks().some((t) => t.id === event.task_id);
     if (!mine && !["waiting", "approval"].includes(event.to_state)) return;
     clearTimeout(app.inboxTimer);
     app.inboxTimer = setTimeout(() => loadInbox().catch(inboxFailed), 150);
@@ -1837,27 +1895,31 @@
     $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
     $("inbox-list").addEventListener("click", (e) => {
       const more = e.target.closest("[data-more]")?.dataset.more;
-      if (more) {
-        app.inboxShown.set(more, (app.inboxShown.get(more) || GROUP_SHOWN) + GROUP_SHOWN);
-        return drawInbox();
-      }
+      if (more) return moreInbox(more).catch(inboxFailed);
       const bulk = e.target.closest("[data-bulk]")?.dataset.bulk;
       if (bulk === "approve") return approveSelected();
-      if (bulk === "all") {
-        for (const box of $("inbox-list").querySelectorAll("[data-pick]")) app.inboxPicked.add(box.dataset.pick);
+      if (bulk === "decide") return decideSelected();
+      if (bulk?.startsWith("all-")) {
+        const group = $("inbox-list").querySelector(`[data-group=${bulk.slice(4)}]`);
+        for (const box of group?.querySelectorAll("[data-pick]") || []) app.inboxPicked.add(box.dataset.pick);
         return drawInbox();
       }
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (id) openDetail(id);
     });
+    $("inbox-list").addEventListener("input", (e) => {
+      if (e.target.id === "bulk-reason") app.inboxReason = e.target.value;
+    });
     $("inbox-list").addEventListener("change", (e) => {
+      if (e.target.id === "bulk-decision") app.inboxDecision = e.target.value;
       const id = e.target.dataset?.pick;
       if (!id) return;
       if (e.target.checked) app.inboxPicked.add(id); else app.inboxPicked.delete(id);
     });
     $("inbox-project").addEventListener("change", (e) => {
       app.inboxProject = e.target.value;
-      drawInbox();
+      app.inboxGroups = new Map(); // the first page of each group, in that project
+      loadInbox().catch(inboxFailed);
     });
     if (params.get("inbox")) showInbox(true);
     document.addEventListener("keydown", (e) => {
@@ -1867,7 +1929,7 @@
       if (e.key === "i" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && app.inboxOffered) {
         e.preventDefault();
         showInbox(true);
-        ($("inbox-list").querySelector("button") || $("inbox-toggle")).focus();
+        ($("inbox-list").querySelector(".inbox-item") || $("inbox-toggle")).focus();
       }
     });
     $("project-form").addEventListener("submit", (e) => {
@@ -1913,7 +1975,7 @@
     versionOf: (id) => app.board?.cards.get(id)?.task.version ?? null,
     get inbox() {
       if (app.inboxOffered === false) return []; // an agent's: decided, and empty
-      return app.inboxReady ? app.inbox.map((t) => t.id) : null;
+      return app.inboxReady ? inboxTasks().map((t) => t.id) : null;
     },
     get inboxTotal() { return app.inboxTotal; },
     get acted() { return app.acted; },
