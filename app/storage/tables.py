@@ -22,6 +22,9 @@ def table_of(row: type[SQLModel]) -> Table:
     return table
 
 
+_WAITED = ("moved_at", "id")  # the inbox's order: oldest waiting first
+
+
 class TaskRow(SQLModel, table=True):
     """A column per field of the domain Task, by its name (tests/test_task_fields.py keeps them
     together), its gate in three, and columns derived for the read side's filters."""
@@ -36,8 +39,8 @@ class TaskRow(SQLModel, table=True):
         Index("ix_tasks_assignee", "assignee", "id"),
         Index("ix_tasks_requester", "requester", "id"),
         # also the inbox's branches, oldest waiting first (app/storage/repositories/inbox.py)
-        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", "moved_at", "id"),
-        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", "moved_at", "id"),
+        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", *_WAITED),
+        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", *_WAITED),
         Index("ix_tasks_wait_agent", "wait_agent", "moved_at", "id"),
         Index("ix_tasks_requested_by", "requested_by_id"),
         Index("ix_tasks_parent", "parent_task_id"),

@@ -40,7 +40,6 @@ from sqlalchemy import (
 
 from app.domain.principals import Principal
 from app.domain.reads import InboxPage, Page, Paging, Waiting
-from app.domain.task import Task
 from app.storage.repositories.base import Repository
 from app.storage.repositories.tasks import Columns, select_tasks, tasks
 
@@ -51,6 +50,7 @@ _AFTER_ID = bindparam("after_id", type_=String)
 _BEFORE_AT = bindparam("before_at", type_=String)
 _BEFORE_ID = bindparam("before_id", type_=String)
 _LIMIT = bindparam("limit", type_=Integer)
+
 
 def _waiting(on: str) -> ColumnElement[bool]:
     return and_(tasks.c.state == "waiting", tasks.c.waiting_on == on)
@@ -121,8 +121,10 @@ def page_statement(shape: Shape, columns: tuple[str, ...] | None) -> Select[Any]
     stmt, _ = select_tasks(columns)
     found = _ids(shape, True).subquery()
     stmt = stmt.add_columns(tasks.c.moved_at.label("inbox_moved_at"))
-    return stmt.where(tasks.c.id.in_(select(found.c.id))).order_by(*_order(shape.backward)).limit(
-        _LIMIT
+    return (
+        stmt.where(tasks.c.id.in_(select(found.c.id)))
+        .order_by(*_order(shape.backward))
+        .limit(_LIMIT)
     )
 
 
