@@ -31,6 +31,28 @@
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
       total_count pageInfo { hasNextPage endCursor } edges { node { ${CARD} } } } }`;
+  // The first screen: each column's newest COLUMN_PAGE tasks (by creation) and its count, in
+  // one request; a column's next page is read when it is scrolled to its end ("Show more").
+  // A project of at most WHOLE tasks (no column past the server's count cap) is then read
+  // whole, so that Find sees all of it; a larger one stays a page a column until scrolled.
+  const COLUMN_PAGE = 30;
+  const WHOLE = 2000;
+  const COLUMN = `total_count total_count_capped pageInfo { hasPreviousPage startCursor }
+      edges { node { ${CARD} } }`;
+  const Q_COLUMNS = `query BoardColumns($project: String, $last: Int!) {
+    requested: tasks(project: $project, state: requested, last: $last) { ${COLUMN} }
+    routed: tasks(project: $project, state: routed, last: $last) { ${COLUMN} }
+    accepted: tasks(project: $project, state: accepted, last: $last) { ${COLUMN} }
+    working: tasks(project: $project, state: working, last: $last) { ${COLUMN} }
+    waiting: tasks(project: $project, state: waiting, last: $last) { ${COLUMN} }
+    verifying: tasks(project: $project, state: verifying, last: $last) { ${COLUMN} }
+    approval: tasks(project: $project, state: approval, last: $last) { ${COLUMN} }
+    returned: tasks(project: $project, state: returned, last: $last) { ${COLUMN} }
+    completed: tasks(project: $project, state: completed, last: $last) { ${COLUMN} }
+    rejected: tasks(project: $project, state: rejected, last: $last) { ${COLUMN} }
+    cancelled: tasks(project: $project, state: cancelled, last: $last) { ${COLUMN} } }`;
+  const Q_COLUMN_MORE = `query BoardColumnMore($project: String, $state: TaskState, $before: String, $last: Int!) {
+    tasks(project: $project, state: $state, last: $last, before: $before) { ${COLUMN} } }`;
   const Q_PROBE = `query BoardProbe { tasks(first: 1) { edges { node { id project } } } }`;
   const Q_PROJECTS = `query BoardProjects { tasks(first: 200) { edges { node { project } } } }`;
   const Q_STATES = `query BoardStates { task_states { name description terminal } }`;
@@ -381,7 +403,9 @@
   // ---- the board -----------------------------------------------------------------------
 
   // fromToken: from a token entered (or the page opened with one) to every page drawn.
-  const metrics = { load: null, render: null, renderFrame: null, fromToken: null, applies: [], events: 0 };
+  const metrics = {
+    load: null, render: null, renderFrame: null, fromToken: null, firstScreen: null, applies: [], events: 0,
+  };
 
   function measure(name, start, detail) {
     performance.mark(`${name}:end`);
@@ -427,11 +451,14 @@
       const columns = STATES.map((state) => {
         const count = h("span", { class: "n", text: "0" });
         const list = h("ol", { class: "cards", "data-state": state, "aria-label": state });
+        const more = h("button", { type: "button", class: "more-cards", "data-more-state": state, hidden: true });
         const col = h("section", {
           class: `column strip${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing" : ""}`,
           "data-state": state,
-        }, h("h2", null, h("span", { text: state }), count), list);
-        this.columns.set(state, { col, list, count, n: 0 });
+        }, h("h2", null, h("span", { text: state }), count), list, more);
+        // n: the column's tasks (the server's count, kept by the events), loaded or not;
+        // before: the cursor of the column's next (older) page, null once it is all here
+        this.columns.set(state, { col, list, count, more, n: 0, capped: false, before: null });
         return col;
       });
       this.root.replaceChildren(...columns);
@@ -449,13 +476,33 @@
       this.pending.clear();
       this.ready = false;
       this.quiet = false;
-      for (const c of this.columns.values()) { c.list.replaceChildren(); this.count(c, -c.n); }
+      for (const c of this.columns.values()) {
+        c.list.replaceChildren();
+        c.capped = false;
+        this.paged(c, null);
+        this.count(c, -c.n);
+      }
     }
 
     count(column, delta) {
-      column.n += delta;
-      column.count.textContent = String(column.n);
-      column.col.classList.toggle("strip", column.n === 0);
+      column.n = Math.max(0, column.n + delta);
+      column.count.textContent = this.told(column);
+      column.col.classList.toggle("strip", column.n === 0 && !column.list.firstChild);
+    }
+
+    told(column) { return `${column.n}${column.capped ? "+" : ""}`; }
+
+    get total() { return [...this.columns.values()].reduce((a, c) => a + c.n, 0); }
+
+    // Whether the column has an older page to read, and its button saying so.
+    paged(column, before) {
+      column.before = before;
+      column.more.hidden = !before;
+      if (before) {
+        const left = column.n - column.list.children.length;
+        const state = column.list.getAttribute("aria-label");
+        column.more.textContent = `Show ${Math.max(1, Math.min(COLUMN_PAGE, left))} more ${state}`;
+      }
     }
 
     // The whole title (three lines, then "more"), and a line that tells cards apart.
@@ -477,22 +524,25 @@
       return el;
     }
 
-    // The first page: every column drawn in one go, newest activity first.
-    render(tasks) {
+    // The first screen: every column's first page drawn in one go, newest activity first,
+    // and each column's count. `pages`: state -> a tasks connection of that state.
+    render(pages) {
       performance.mark("board:render:start");
       this.cards.clear();
+      const tasks = Object.values(pages).flatMap((p) => p.edges.map((e) => e.node));
       const sorted = [...tasks].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
       const frags = new Map(STATES.map((s) => [s, document.createDocumentFragment()]));
-      const counts = new Map(STATES.map((s) => [s, 0]));
       for (const task of sorted) {
         const el = this.card(task);
         this.cards.set(task.id, { el, task });
-        frags.get(task.state).append(el);
-        counts.set(task.state, counts.get(task.state) + 1);
+        frags.get(task.state)?.append(el);
       }
       for (const [state, c] of this.columns) {
+        const page = pages[state];
         c.list.replaceChildren(frags.get(state));
-        this.count(c, counts.get(state) - c.n);
+        c.capped = Boolean(page?.total_count_capped);
+        this.count(c, (page?.total_count ?? 0) - c.n);
+        this.paged(c, page?.pageInfo.hasPreviousPage ? page.pageInfo.startCursor : null);
       }
       void this.root.offsetHeight; // include style and layout in the measure
       const ms = measure("board:render", "board:render:start", { tasks: tasks.length });
@@ -531,11 +581,32 @@
     }
 
     // Events and later pages: kept by task id, newest version wins, drawn once per frame.
-    offer(task) {
-      const known = this.pending.get(task.id) || this.cards.get(task.id)?.task;
+    // `from`: for an event, the state it moved the task from (null: it created it), which
+    // the counts follow for a task the board has not loaded; for a page, undefined: the
+    // task is already counted.
+    offer(task, from) {
+      const waiting = this.pending.get(task.id);
+      const known = waiting?.task || this.cards.get(task.id)?.task;
       if (known && known.version >= task.version) return;
-      this.pending.set(task.id, task);
+      this.pending.set(task.id, { task, from: waiting ? waiting.from : from });
       this.schedule();
+    }
+
+    // A column's next (older) page, appended below what it shows.
+    more(state, page) {
+      const c = this.columns.get(state);
+      if (!c) return;
+      const frag = document.createDocumentFragment();
+      for (const task of page.edges.map((e) => e.node).reverse()) {
+        if (this.cards.has(task.id) || this.pending.has(task.id) || task.state !== state) continue;
+        const el = this.card(task);
+        this.cards.set(task.id, { el, task });
+        frag.append(el);
+      }
+      c.list.append(frag);
+      this.paged(c, page.pageInfo.hasPreviousPage ? page.pageInfo.startCursor : null);
+      this.recount();
+      this.onChange();
     }
 
     schedule() {
@@ -554,30 +625,34 @@
       performance.mark("board:apply:start");
       const batch = [...this.pending.values()];
       this.pending.clear();
-      for (const task of batch) this.apply(task);
+      for (const { task, from } of batch) this.apply(task, from);
       void this.root.offsetHeight;
       const ms = measure("board:apply", "board:apply:start", { tasks: batch.length });
       metrics.applies.push({ tasks: batch.length, ms });
       if (metrics.applies.length > 200) metrics.applies.shift();
       this.recount();
       this.keepCurrent();
-      this.onChange(batch);
+      this.onChange(batch.map((b) => b.task));
       metrics.drawnAt = performance.now();
     }
 
-    // One card: replaced by its new version at the top of its (possibly new) column.
-    apply(task) {
+    // One card: replaced by its new version at the top of its (possibly new) column. The
+    // counts move with it: from where the board had it, or for a task it had not loaded,
+    // from where the event says it was (a task of a page was counted already).
+    apply(task, from) {
       const old = this.cards.get(task.id);
       if (old && old.task.version >= task.version) return;
       const el = this.card(task);
       const column = this.columns.get(task.state);
-      if (old) {
-        old.el.remove();
-        this.count(this.columns.get(old.task.state), -1);
+      if (old) old.el.remove();
+      // where the task was counted before (undefined: where it is now, or a page's count)
+      const was = old ? old.task.state : from;
+      if (was !== undefined && was !== task.state) {
+        if (was !== null) this.count(this.columns.get(was), -1);
+        if (column) this.count(column, 1);
       }
       if (!column) return;
       column.list.prepend(el);
-      this.count(column, 1);
       if (!this.quiet) el.classList.add("fresh"); // a change, not a later page of the load
       this.cards.set(task.id, { el, task });
     }
@@ -653,7 +728,7 @@
     // With a filter, each column says how many of its cards are shown.
     recount() {
       if (!this.filtered()) {
-        for (const c of this.columns.values()) c.count.textContent = String(c.n);
+        for (const c of this.columns.values()) c.count.textContent = this.told(c);
         this.shown = this.cards.size;
         return;
       }
@@ -661,7 +736,7 @@
       for (const { task } of this.cards.values()) {
         if (this.matches(task)) shown.set(task.state, shown.get(task.state) + 1);
       }
-      for (const [state, c] of this.columns) c.count.textContent = `${shown.get(state)} of ${c.n}`;
+      for (const [state, c] of this.columns) c.count.textContent = `${shown.get(state)} of ${this.told(c)}`;
       this.shown = [...shown.values()].reduce((a, b) => a + b, 0);
     }
 
@@ -1372,7 +1447,7 @@
 
   function updateCount() {
     const b = app.board;
-    $("count").textContent = b.ready ? `${b.cards.size} tasks` : "";
+    $("count").textContent = b.ready ? `${b.total} tasks` : "";
     $("find-shown").textContent = b.ready && b.filtered() ? `${b.shown} of ${b.cards.size} shown` : "";
   }
 
@@ -1490,24 +1565,27 @@
         next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
-      let after = null;
-      let first = true;
-      do {
-        const data = await gql(app.token, Q_PAGE, { project, after });
-        if (loadId !== app.loadId) return;
-        const page = data.tasks;
-        const tasks = page.edges.map((e) => e.node);
-        if (first) {
-          app.board.render(tasks);
-          metrics.load = { tasks: tasks.length, ms: measure("board:load", "board:load:start") };
-        } else {
+      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
+      if (loadId !== app.loadId) return;
+      app.board.render(pages);
+      metrics.load = { tasks: app.board.cards.size, ms: measure("board:load", "board:load:start") };
+      firstScreen();
+      const total = app.board.total;
+      const capped = [...app.board.columns.values()].some((c) => c.capped);
+      if (!capped && total <= WHOLE && app.board.cards.size < total) {
+        // a project this small is read whole, so that Find sees all of it
+        let after = null;
+        do {
+          const data = await gql(app.token, Q_PAGE, { project, after });
+          if (loadId !== app.loadId) return;
+          const page = data.tasks;
           app.board.quiet = true;
-          tasks.forEach((t) => app.board.offer(t));
-        }
-        first = false;
-        after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-      } while (after);
-      app.board.flushNow();
+          page.edges.forEach((e) => app.board.offer(e.node));
+          after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+        } while (after);
+        app.board.flushNow();
+        for (const c of app.board.columns.values()) app.board.paged(c, null);
+      }
       app.board.quiet = false;
       if (app.signedAt != null) {
         metrics.fromToken = { tasks: app.board.cards.size, ms: measure("board:from-token", app.signedAt) };
@@ -1523,11 +1601,45 @@
     }
   }
 
+  // The first screen painted: from the navigation (with the token kept in the tab) or from
+  // the token given, to the frame after the first cards were drawn.
+  function firstScreen() {
+    const since = app.fromNavigation ? 0 : app.signedAt;
+    app.fromNavigation = false;
+    if (since == null) return;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (metrics.firstScreen) return;
+      metrics.firstScreen = {
+        tasks: app.board.cards.size, total: app.board.total, from: since === 0 ? "navigation" : "token",
+        ms: measure("board:first-screen", since),
+      };
+    }));
+  }
+
+  // A column's next page, when it is scrolled to its end or its "Show more" is pressed.
+  async function moreOf(state) {
+    const column = app.board.columns.get(state);
+    if (!column?.before || column.reading) return;
+    column.reading = true;
+    const loadId = app.loadId;
+    try {
+      const data = await gql(app.token, Q_COLUMN_MORE, {
+        project: app.project, state, before: column.before, last: COLUMN_PAGE,
+      });
+      if (loadId === app.loadId) app.board.more(state, data.tasks);
+    } catch (error) {
+      if (error.code === "unauthenticated") authFailed();
+      else notice(`Could not read more of ${state}: ${inWords(error)}.`, true);
+    } finally {
+      column.reading = false;
+    }
+  }
+
   function onEvent(event) {
     if (!$("notice").hidden && $("notice").classList.contains("error")) notice("");
     metrics.events += 1;
     app.cursor = event.cursor;
-    if (event.task) app.board.offer(event.task);
+    if (event.task) app.board.offer(event.task, event.kind === "created" ? null : event.from_state);
     arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
@@ -1850,7 +1962,13 @@
     app.board = new Board($("board"));
     app.board.onChange = updateCount;
     $("project").value = app.project;
+    $("board").addEventListener("scroll", (e) => {
+      const list = e.target.closest?.(".cards");
+      if (list && list.scrollTop + list.clientHeight > list.scrollHeight - 300) moreOf(list.dataset.state);
+    }, true);
     $("board").addEventListener("click", (e) => {
+      const more = e.target.closest(".more-cards");
+      if (more) return moreOf(more.dataset.moreState);
       const expand = e.target.closest(".expand");
       if (expand) {
         const open = expand.getAttribute("aria-expanded") !== "true";
@@ -1959,6 +2077,7 @@
     if (app.token) {
       performance.mark("board:token");
       app.signedAt = "board:token";
+      app.fromNavigation = true; // the token kept in the tab: the page's navigation is the start
       $("sign-out").hidden = false;
       start();
     } else askToken();
@@ -1970,7 +2089,8 @@
     get cursor() { return app.cursor; },
     get status() { return $("live").dataset.state; },
     get connections() { return app.live?.connections ?? 0; },
-    get size() { return app.board?.cards.size ?? 0; },
+    get size() { return app.board?.cards.size ?? 0; }, // the cards loaded
+    get total() { return app.board?.total ?? 0; }, // the project's tasks, loaded or not
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
     versionOf: (id) => app.board?.cards.get(id)?.task.version ?? null,
     get inbox() {
