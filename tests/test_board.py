@@ -487,6 +487,13 @@ def test_the_board_catches_up_on_1000_missed_events_from_its_cursor(board, page)
 def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
     server, seeded = board
     open_board(page, server, seeded.alice)
+    # read whole after its first screen, each column is newest activity first throughout
+    times = page.evaluate(
+        "[...document.querySelectorAll('.column')].map(c =>"
+        " [...c.querySelectorAll('.card .m time')].map(t => t.getAttribute('datetime')))"
+    )
+    assert sum(map(len, times)) >= TASKS
+    assert all(column == sorted(column, reverse=True) for column in times)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "board-columns.png"))
     page.click(f".card[data-id='{seeded.rich}']")

@@ -475,7 +475,6 @@
       this.cards.clear();
       this.pending.clear();
       this.ready = false;
-      this.quiet = false;
       for (const c of this.columns.values()) {
         c.list.replaceChildren();
         c.capped = false;
@@ -592,6 +591,26 @@
       this.schedule();
     }
 
+    // The rest of a project read whole: a card for each task not drawn (nor waiting to be),
+    // then each column in the first screen's order, newest activity first. The counts stay
+    // the server's; an event on its way is drawn as it comes.
+    fill(tasks) {
+      for (const task of tasks) {
+        if (this.cards.has(task.id) || this.pending.has(task.id)) continue;
+        this.cards.set(task.id, { el: this.card(task), task });
+      }
+      const held = new Map(STATES.map((st) => [st, []]));
+      for (const c of this.cards.values()) held.get(c.task.state)?.push(c);
+      for (const [state, column] of this.columns) {
+        const cards = held.get(state).sort((a, b) => (a.task.updated_at < b.task.updated_at ? 1 : -1));
+        column.list.replaceChildren(...cards.map((c) => c.el));
+        this.paged(column, null);
+      }
+      this.recount();
+      this.keepCurrent();
+      this.onChange();
+    }
+
     // A column's next (older) page, appended below what it shows.
     more(state, page) {
       const c = this.columns.get(state);
@@ -653,7 +672,7 @@
       }
       if (!column) return;
       column.list.prepend(el);
-      if (!this.quiet) el.classList.add("fresh"); // a change, not a later page of the load
+      el.classList.add("fresh"); // a change (pages of the load are drawn by render, fill, more)
       this.cards.set(task.id, { el, task });
     }
 
@@ -1574,19 +1593,17 @@
       const capped = [...app.board.columns.values()].some((c) => c.capped);
       if (!capped && total <= WHOLE && app.board.cards.size < total) {
         // a project this small is read whole, so that Find sees all of it
+        const rest = [];
         let after = null;
         do {
           const data = await gql(app.token, Q_PAGE, { project, after });
           if (loadId !== app.loadId) return;
           const page = data.tasks;
-          app.board.quiet = true;
-          page.edges.forEach((e) => app.board.offer(e.node));
+          rest.push(...page.edges.map((e) => e.node));
           after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
         } while (after);
-        app.board.flushNow();
-        for (const c of app.board.columns.values()) app.board.paged(c, null);
+        app.board.fill(rest);
       }
-      app.board.quiet = false;
       if (app.signedAt != null) {
         metrics.fromToken = { tasks: app.board.cards.size, ms: measure("board:from-token", app.signedAt) };
         app.signedAt = null;
