@@ -1500,6 +1500,8 @@
     app.live = null;
     app.me = null;
     app.inboxGroups = new Map();
+    app.inboxProjects = new Set();
+    app.inboxPicked.clear();
     app.inboxTotal = 0;
     app.inboxReady = false;
     app.inboxOffered = null;
