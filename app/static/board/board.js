@@ -536,6 +536,9 @@
         this.cards.set(task.id, { el, task });
         frags.get(task.state)?.append(el);
       }
+      // events that arrived before these pages (the replay from the head cursor) are, but for
+      // a moment's race, in the counts the pages carry: not counted again
+      for (const waiting of this.pending.values()) waiting.from = undefined;
       for (const [state, c] of this.columns) {
         const page = pages[state];
         c.list.replaceChildren(frags.get(state));
