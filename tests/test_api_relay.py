@@ -105,8 +105,14 @@ def test_tasks_and_task_events_page_forward_and_backward(api_server: Server) -> 
 def test_the_inbox_pages_backward(api_server: Server) -> None:
     tokens = _cast(api_server, "iris", "ivan", "hold")
     made = _hand_off(api_server, tokens, "ivan/coder", 5)
-    assert _all_pages(api_server, "inbox", "", tokens["ivan"], 2) == made
-    assert _all_pages(api_server, "inbox", "", tokens["iris"], 2) == []
+
+    def ids(scope: str, who: str) -> list[str]:  # a cursor is `<moved_at>|<task id>`
+        return [c.split("|")[1] for c in _all_pages(api_server, "inbox", scope, tokens[who], 2)]
+
+    assert ids("", "ivan") == made  # held one after another: the oldest waiting first
+    assert ids('asked: approve_handoff, project: "relay",', "ivan") == made
+    assert ids("asked: decide_result,", "ivan") == ids('project: "elsewhere",', "ivan") == []
+    assert ids("", "iris") == []
 
 
 def test_node_refetches_what_the_reads_show_and_nothing_else(api_server: Server) -> None:
@@ -154,6 +160,7 @@ def test_bad_paging_and_node_ids_are_refused_with_a_code(api_server: Server) -> 
         "{ task_events(first: 501) { total_count } }": "first: must be between 0 and 500",
         '{ tasks(before: "YXJyYXk6MA==") { total_count } }': "before:",
         '{ task_events(before: "x1") { total_count } }': "before: 'x1' is not an event cursor",
+        '{ inbox(after: "x1") { total_count } }': "after: 'x1' is not an inbox cursor",
         '{ node(id: "a b") { id } }': "is no node's id",
         '{ node(id: "remote_agent:nobody") { id } }': "is no node's id",
         "{ nodes(ids: [" + ", ".join(['"bea"'] * 101) + "]) { id } }": "ids: at most 100",

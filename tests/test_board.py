@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from axe import every_violation
+from bulk import copy_tasks
 from factory import ALICE, BOB, CODER, HELPER, call, evidence, give, packet, result, setup
 from live import last_cursor
 from server import ROOT, Server, free_port, module_database, start
@@ -57,6 +58,9 @@ FROM_TOKEN_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure);
 APPLY_BUDGET_MS = 2000  # a frozen page, not a loaded machine (the figures: docs/board.md)
 MISSED = 1000  # events made while the board is away
 CATCH_UP_BUDGET_MS = 8000  # the target is 1 s (docs/board.md has the figure); this catches a hang
+HUGE = "huge"  # a project too big to read whole (board.js's WHOLE is 2,000)
+HUGE_TASKS = 2500
+COLUMN_PAGE = 30  # board.js's: a column's first screen, and each page after it
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -81,6 +85,7 @@ class Seeded:
     bob: str  # the assignee's owner, who moves tasks through the API
     spares: list[str]
     rich: str  # a task with a parent, children, a dependency, a checkpoint and a result
+    huge: list[str]  # the tasks of HUGE, oldest first
 
 
 async def seed(url: str) -> Seeded:
@@ -97,9 +102,11 @@ async def seed(url: str) -> Seeded:
             task = await _task(store, f"Task {i}")
             for verb in SPREAD[i % len(SPREAD)]:
                 await call(store, verb, CODER, task.id)
+        template = await give(store, project=HUGE, display_title="Huge 0")
+        huge = [template.id, *await copy_tasks(store, template.id, HUGE_TASKS - 1, "H", "Huge")]
         alice = (await admin.provision_token(store, ALICE)).token
         bob = (await admin.provision_token(store, BOB)).token
-        return Seeded(alice, bob, spares, rich)
+        return Seeded(alice, bob, spares, rich, huge)
     finally:
         await store.close()
 
@@ -480,6 +487,13 @@ def test_the_board_catches_up_on_1000_missed_events_from_its_cursor(board, page)
 def test_clicking_a_card_shows_the_task_in_full(board, page) -> None:
     server, seeded = board
     open_board(page, server, seeded.alice)
+    # read whole after its first screen, each column is newest activity first throughout
+    times = page.evaluate(
+        "[...document.querySelectorAll('.column')].map(c =>"
+        " [...c.querySelectorAll('.card .m time')].map(t => t.getAttribute('datetime')))"
+    )
+    assert sum(map(len, times)) >= TASKS
+    assert all(column == sorted(column, reverse=True) for column in times)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "board-columns.png"))
     page.click(f".card[data-id='{seeded.rich}']")
@@ -545,6 +559,35 @@ def _record(figures: dict, name: str = "board-metrics.json") -> None:
 
 
 @needs_chromium
+def test_a_project_too_big_to_read_whole_shows_its_first_screen_and_reads_on_when_scrolled(
+    board, page
+) -> None:
+    server, seeded = board
+    page.goto(f"{server.base_url}/board?project={HUGE}")
+    page.fill("#token", seeded.alice)
+    page.click("#token-form button[type=submit]")
+    wait_until(page, "prickleBoard.status === 'live' && prickleBoard.metrics.firstScreen")
+    assert page.evaluate("prickleBoard.size") == COLUMN_PAGE  # what is on screen, no more
+    routed = page.locator(".column[data-state=routed]")
+    assert routed.locator(".n").inner_text() == "1000+"  # the server's count, to its cap
+    newest = page.evaluate("[...document.querySelectorAll('.card')].map(c => c.dataset.id)")
+    assert set(newest) == set(seeded.huge[-COLUMN_PAGE:])
+
+    routed.locator(".cards").evaluate("l => l.scrollTop = l.scrollHeight")  # to its end
+    wait_until(page, f"prickleBoard.size === {2 * COLUMN_PAGE}")  # the next page, read
+    routed.get_by_role("button", name=re.compile(r"^Show \d+ more routed$")).click()
+    wait_until(page, f"prickleBoard.size === {3 * COLUMN_PAGE}")
+
+    oldest = seeded.huge[0]  # not loaded: its move still moves the counts and draws its card
+    assert page.evaluate(f"prickleBoard.stateOf('{oldest}')") is None
+    move(server, "accept_task", oldest, seeded.bob)
+    wait_until(page, f"prickleBoard.stateOf('{oldest}') === 'accepted'")
+    assert routed.locator(".n").inner_text() == "999+"
+    accepted = page.locator(".column[data-state=accepted] .n").inner_text()
+    assert accepted == "1", accepted
+    assert every_violation(page) == []
+
+
 def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
     board, browser
 ) -> None:
@@ -606,8 +649,11 @@ def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
         tab.get_by_role("button", name=re.compile("^Inbox")).click()
         items = tab.locator("#inbox-list [data-group=answer] [data-id]")
         assert items.count() == 20 and tab.evaluate("prickleBoard.inboxTotal") > 100
+        # paged by the server: the board holds the page it shows, not the whole inbox
+        assert len(tab.evaluate("prickleBoard.inbox")) == 20
         tab.get_by_role("button", name="Show 20 more").click()
         wait_until(tab, "document.querySelectorAll('#inbox-list [data-id]').length === 40")
+        assert len(tab.evaluate("prickleBoard.inbox")) == 40
         assert every_violation(tab, "#inbox") == []
     finally:
         context.close()

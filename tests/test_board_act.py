@@ -82,6 +82,9 @@ async def seed(url: str) -> Cast:
         for i in range(3):  # bob approves these together from his inbox
             held = await drive(store, "waiting", "owner_approval", display_title=f"Bulk {i}")
             tasks[f"bulk{i}"] = held.id
+        for i in range(3):  # alice decides these together from hers
+            returned = await drive(store, "approval", display_title=f"Decide together {i}")
+            tasks[f"decide{i}"] = returned.id
         handed = await give(store, display_title="Handed back with a reason")
         await call(store, "hand_back", CODER, handed.id, reason="The schema is missing")
         tasks["handed"] = handed.id
@@ -529,6 +532,7 @@ def test_the_inbox_is_a_queue_grouped_oldest_first_with_handoffs_approved_togeth
     since = answer.evaluate_all("ts => ts.map(t => t.getAttribute('datetime'))")
     assert since == sorted(since), since  # oldest waiting first
     page.locator("#inbox-project").select_option("review")
+    page.locator("#inbox-list[data-project=review]").wait_for()  # read again, for review
     shown = page.evaluate(
         "[...document.querySelectorAll('#inbox-list [data-id]')].map(e => e.dataset.id)"
     )
@@ -557,6 +561,41 @@ def test_the_inbox_is_a_queue_grouped_oldest_first_with_handoffs_approved_togeth
     shot(page, "board-inbox-bulk.png")
     page.evaluate("prickleBoard.resumeConnection()")
     for task_id in bulk:
+        page.locator(f"#inbox-list [data-id='{task_id}']").wait_for(state="detached")
+
+
+def test_results_are_decided_together_with_one_decision_each_done_or_refused_alone(
+    served, page
+) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=review&inbox=1")
+    together = [cast.tasks[f"decide{i}"] for i in range(3)]
+    for task_id in together:
+        page.locator(f"[data-group=decide] [data-id='{task_id}'] input[type=checkbox]").check()
+    page.get_by_role("button", name="Decide selected").click()  # no decision chosen yet
+    page.locator("#inbox-outcome", has_text="Choose a decision").wait_for()
+    assert all(task_of(server, t, cast.alice)["state"] == "approval" for t in together)
+
+    page.evaluate("prickleBoard.pauseConnection()")  # the inbox cannot hear of the move below
+    move = {"task_id": together[2], "decision": "accept"}
+    server.run_data("mutations/decide_result", move, cast.alice)
+    page.get_by_label("Decision for the selected results").select_option("request_changes")
+    page.get_by_label("Reason for deciding the selected results").fill("Add the README section")
+    page.get_by_role("button", name="Decide selected").click()
+
+    outcome = page.locator("#inbox-outcome")
+    outcome.filter(has_text="Decided (changes requested) 2 of 3").wait_for()
+    for task_id in together[:2]:
+        assert "changes requested" in outcome.locator(f"[data-outcome='{task_id}']").inner_text()
+        assert last_event(server, task_id, cast.alice)["verb"] == "decide_result"
+        assert task_of(server, task_id, cast.alice)["state"] == "working"
+    refused = outcome.locator(f"[data-outcome='{together[2]}']").inner_text()
+    assert "not done" in refused and "someone moved it" in refused, refused
+    assert task_of(server, together[2], cast.alice)["state"] == "completed"  # one request each
+    shot(page, "board-inbox-decide.png")
+    assert every_violation(page, "#inbox") == []
+    page.evaluate("prickleBoard.resumeConnection()")
+    for task_id in together:
         page.locator(f"#inbox-list [data-id='{task_id}']").wait_for(state="detached")
 
 
@@ -787,11 +826,19 @@ def test_above_the_form_stands_all_a_decision_needs(served, page) -> None:
     page.evaluate("sessionStorage.clear()")
     detail = open_task(page, server, cast.bob, "held", cast.tasks["held_for_inbox"])
     text = detail.locator(".asked").inner_text()
-    assert "bob's permission gate holds handoffs like this one" in text, text
+    # bob, who may approve it, reads which of his gate rules held it, in words
+    why = "Held because your rule: hold handoffs from other owners' agents in project held"
+    assert why in text and "(priority 10)" in text, text
     assert "alice/planner" in text and "project held" in text
     assert "gate rule" not in text  # the rule's id only under "details"
     assert re.search(r"waiting (< 1 min|\d+ (min|h|d))", text)
     assert every_violation(page, "#detail") == []
+
+    page.evaluate("sessionStorage.clear()")  # alice, who asked, never reads bob's rules
+    detail = open_task(page, server, cast.alice, "held", cast.tasks["held_for_inbox"])
+    text = detail.locator(".asked").inner_text()
+    assert "bob's permission gate holds handoffs like this one" in text, text
+    assert "your rule" not in text and "priority" not in text
 
 
 def test_words_come_first_and_axe_finds_nothing_in_any_view(served, page) -> None:

@@ -96,6 +96,15 @@ async def foreign_keys(store: Store) -> dict[str, list[tuple[list[str], str, lis
         return await conn.run_sync(read)
 
 
+async def stand_in_for_moved_at(store: Store, add: bool) -> None:
+    """The server of today writes tasks.moved_at (0021): on an older schema a column stands
+    in for it while the test writes, and is dropped before the upgrade, which adds it again
+    and fills it from the events."""
+    change = "ADD COLUMN moved_at VARCHAR(40)" if add else "DROP COLUMN moved_at"
+    async with store.engine.begin() as conn:
+        await conn.execute(text(f"ALTER TABLE tasks {change}"))
+
+
 async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,19 +114,25 @@ async def test_a_database_from_before_the_foreign_keys_upgrades_with_its_rows(
         monkeypatch.setattr(writer, "links_of", lambda task: [])
     try:
         await upgrade(store.engine, "0007")
+        await stand_in_for_moved_at(store, True)
         await setup(store)
         parent = await give(store)
         child = await give(store, parent_task_id=parent.id)
         await call(store, "accept_task", BOB, child.id)
         await call(store, "save_checkpoint", BOB, child.id, checkpoint=dict(CHECKPOINT))
         await call(store, "start_task", BOB, child.id)
-        await call(store, "return_result", BOB, child.id)
+        returned = await call(store, "return_result", BOB, child.id)
         held = await give(store, project="held")  # waits for bob's approval
         before = await snapshot(store)
+        await stand_in_for_moved_at(store, False)
         monkeypatch.undo()
         await upgrade(store.engine)
         assert await snapshot(store) == before
         assert held.state == "waiting"
+        async with store.read() as tx:  # the last move's time, from the events: not updated_at
+            moved = {t.id: t.moved_at for t in await tx.tasks.get_many([parent.id, child.id])}
+        assert moved == {parent.id: parent.moved_at, child.id: returned.moved_at}, moved
+        assert returned.moved_at and returned.moved_at > child.created_at
         async with store.read() as tx:  # the upgrade wrote the steps of the tasks it found
             graph, _ = await graph_tasks(tx, ALICE, parent.id, 4, 10)
         assert [t.id for t in graph] == [parent.id, child.id]
@@ -178,10 +193,12 @@ async def test_the_events_keep_their_seqs_through_0009_and_later_ones_follow_the
     store = Store(database_url)
     try:
         await upgrade(store.engine, "0008")
+        await stand_in_for_moved_at(store, True)
         await setup(store)
         task = await give(store)
         await call(store, "accept_task", BOB, task.id)
         before = await snapshot(store, task.id)
+        await stand_in_for_moved_at(store, False)
         await upgrade(store.engine)
         assert await snapshot(store, task.id) == before
         moved = await call(store, "start_task", BOB, task.id)

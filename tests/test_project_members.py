@@ -136,3 +136,52 @@ async def test_a_membership_changed_through_another_process_applies_from_the_nex
         cast.move("carol/helper", "accept_task", mine)
         got = await next_event(live)
         assert (got["task_id"], got["verb"]) == (mine, "accept_task")
+
+
+HOLD = """query($id: ID!) { task(id: $id) { id gate_hold { owner rule_id
+  rule { id effect project requester_owner priority } } } }"""
+
+
+def gate_hold(cast: Cast, who: str, task_id: str) -> Any:
+    task = cast.server.data(HOLD, {"id": task_id}, cast.token(who))["task"]
+    assert task is not None, f"{who} does not see {task_id}"
+    return task["gate_hold"]
+
+
+def test_only_the_owner_who_may_approve_reads_the_gate_rule_that_held_a_handoff(
+    cast: Cast,
+) -> None:
+    rule = {"effect": "hold", "project": cast.project("gated"), "priority": 5}
+    made = cast.server.run_data("mutations/set_gate_rule", {"input": rule}, cast.token("bob"))
+    rule_id = made["set_gate_rule"]["id"]
+    cast.add("bob/builder")
+    held = cast.handoff("alice/coder", "bob/builder", "gated")["id"]
+    assert membership(cast, "add", "alice", "gated", "carol")["data"]  # carol sees the task
+
+    hold = gate_hold(cast, "bob", held)
+    assert hold["owner"] == cast.id("bob") and hold["rule_id"] == rule_id
+    assert hold["rule"] == {
+        "id": rule_id,
+        "effect": "hold",
+        "project": cast.project("gated"),
+        "requester_owner": None,
+        "priority": 5,
+    }
+    for other in ("alice", "carol", "alice/coder", "bob/builder"):  # never another's rules
+        assert gate_hold(cast, other, held) is None, other
+
+    unmatched = cast.handoff("alice/coder", "bob/builder", "open")["id"]  # no rule matches
+    assert gate_hold(cast, "bob", unmatched) == {
+        "owner": cast.id("bob"),
+        "rule_id": None,
+        "rule": None,
+    }
+
+    cast.server.run_data("mutations/delete_gate_rule", {"id": rule_id}, cast.token("bob"))
+    assert gate_hold(cast, "bob", held) == {
+        "owner": cast.id("bob"),
+        "rule_id": rule_id,
+        "rule": None,
+    }
+    cast.move("bob", "approve_handoff", held)
+    assert gate_hold(cast, "bob", held) is None  # no longer held

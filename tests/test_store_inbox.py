@@ -1,5 +1,5 @@
-"""The inbox's SQL agrees with the domain on what waits on whom, pages by id, and reads the
-tasks table through its indexes only."""
+"""The inbox's SQL agrees with the domain on what waits on whom, pages oldest waiting first,
+narrows to what is asked and a project, and reads the tasks table through its indexes only."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.service import admin
-from app.storage.repositories.inbox import page_statement
+from app.storage.repositories.inbox import Shape, page_statement
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -34,12 +34,17 @@ async def _tasks_in_every_position(store: Store) -> list[Task]:
     return made
 
 
+def _waiting(task: Task) -> tuple[str, str]:
+    assert task.moved_at
+    return task.moved_at, task.id
+
+
 async def test_the_inbox_is_what_the_domain_says_waits_on_each_principal(store: Store) -> None:
     made = await _tasks_in_every_position(store)
     async with store.read() as tx:
         for principal in EVERYONE:
-            expected = sorted(t.id for t in made if waits_on(principal, t))
-            page = await tx.inbox.page(principal, 500, None)
+            expected = [t.id for t in sorted(made, key=_waiting) if waits_on(principal, t)]
+            page = (await tx.inbox.page(principal, 500, None)).page
             assert [t.id for t in page.items] == expected, principal
             assert await tx.inbox.count(principal) == len(expected), principal
             for task in page.items:  # and each may be acted on by this principal, now
@@ -50,30 +55,62 @@ async def test_the_inbox_is_what_the_domain_says_waits_on_each_principal(store: 
 
 
 async def test_pages_follow_the_cursor_and_a_decision_leaves_the_inbox(store: Store) -> None:
-    made = sorted([(await drive(store, "approval")).id for _ in range(5)])
+    made = [(await drive(store, "approval")).id for _ in range(5)]
     seen: list[str] = []
     after = None
     async with store.read() as tx:
         while True:
-            page = await tx.inbox.page(ALICE, 2, after)
-            seen += [t.id for t in page.items]
-            if not page.has_next:
+            waits = await tx.inbox.page(ALICE, 2, after)
+            seen += [t.id for t in waits.page.items]
+            if not waits.page.has_next:
                 break
-            after = page.items[-1].id
+            after = waits.places[waits.page.items[-1].id]
     assert seen == made
     await call(store, "decide_result", ALICE, made[0])
     async with store.read() as tx:
-        assert [t.id for t in (await tx.inbox.page(ALICE, 50, None)).items] == made[1:]
+        assert [t.id for t in (await tx.inbox.page(ALICE, 50, None)).page.items] == made[1:]
         assert await tx.inbox.count(ALICE) == 4
 
 
-@pytest.mark.parametrize("principal", [ALICE, SPY], ids=["person", "agent"])
+async def test_oldest_waiting_first_by_what_is_asked_and_project(store: Store) -> None:
+    """A task created first but held last waits least: it comes last. `asked` and `project`
+    narrow the page and the count alike."""
+    later = await drive(store, "working")  # created first, asks nothing yet
+    first = await drive(store, "approval")
+    other = await drive(store, "approval")
+    held = await drive(store, "waiting", "owner_approval")
+    later = await call(store, "wait_on", CODER, later.id)  # now a question for alice
+    async with store.read() as tx:
+        everything = [t.id for t in (await tx.inbox.page(ALICE, 50, None)).page.items]
+        assert everything.index(first.id) < everything.index(other.id)
+        assert everything.index(other.id) < everything.index(later.id)
+        assert held.id not in everything  # bob's to approve
+        decide = (await tx.inbox.page(ALICE, 50, None, asked="decide_result")).page.items
+        assert [t.id for t in decide] == [i for i in everything if i in {first.id, other.id}]
+        assert await tx.inbox.count(ALICE, asked="decide_result") == 2
+        work = await tx.inbox.page(ALICE, 50, None, project="work")  # the question's project
+        assert [t.id for t in work.page.items] == [later.id]
+        assert await tx.inbox.count(ALICE, None, None, "work") == 1
+        assert await tx.inbox.count(ALICE, None, "decide_result", "work") == 0
+        answer = (await tx.inbox.page(ALICE, 50, None, asked="answer")).page.items
+        assert [t.id for t in answer] == [later.id]
+        approve = (await tx.inbox.page(BOB, 50, None, asked="approve_handoff")).page.items
+        assert [t.id for t in approve] == [held.id]
+
+
+@pytest.mark.parametrize(
+    ("principal", "asked", "project"),
+    [(ALICE, None, False), (SPY, None, False), (ALICE, "decide_result", True)],
+    ids=["person", "agent", "asked-in-project"],
+)
 async def test_a_page_reads_the_tasks_through_indexes_not_a_scan(
-    store: Store, principal: Principal
+    store: Store, principal: Principal, asked: str | None, project: bool
 ) -> None:
     await drive(store, "approval")
-    stmt = page_statement(principal.is_person, None)
-    params = {"who": principal.id, "after": "", "limit": 51}
+    stmt = page_statement(Shape(principal.is_person, asked, project, after=True), None)
+    params = {"who": principal.id, "after_at": "", "after_id": "", "limit": 51}
+    if project:
+        params["project"] = "work"
     async with store.read() as tx:
         compiled = stmt.params(params).compile(
             dialect=(sqlite if tx.sqlite else postgresql).dialect(),

@@ -91,6 +91,11 @@ ResultPolicy = lowercase_enum("ResultPolicy", POLICIES, "How a result rule judge
 Decision = lowercase_enum(
     "Decision", ("accept", "request_changes", "reject"), "The requester's owner's decision."
 )
+InboxAsk = lowercase_enum(
+    "InboxAsk",
+    ("approve_handoff", "decide_result", "answer"),
+    "What an item of the inbox asks of the caller, by the verb that does it.",
+)
 WaitOn = lowercase_enum("WaitOn", ("human", "agent"), "What wait_on waits for.")
 CatchUp = lowercase_enum(
     "CatchUp", CATCH_UP, "Due times missed while no server ran: none run (skip) or the latest."

@@ -10,6 +10,7 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from app.domain.events import Event
+from app.domain.gate import GateRule
 from app.domain.principals import Principal
 from app.domain.reads import SavedCheckpoint
 from app.domain.task import JSON, Task
@@ -26,6 +27,7 @@ class Loaders:
     results: DataLoader[str, list[JSON]]
     checkpoints: DataLoader[str, list[SavedCheckpoint]]
     events: DataLoader[str, list[Event]]
+    gate_rules: DataLoader[str, list[GateRule]]  # the viewer's own, by owner
 
 
 def create_loaders(store: Store, principal: Principal, cache: bool = True) -> Loaders:
@@ -44,4 +46,5 @@ def create_loaders(store: Store, principal: Principal, cache: bool = True) -> Lo
         results=loader(reads.results_of, list),
         checkpoints=loader(reads.checkpoints_of, list),
         events=loader(reads.events_of, list),
+        gate_rules=loader(reads.own_gate_rules, list),
     )

@@ -8,7 +8,7 @@ from typing import Annotated, Any, TypeVar
 import strawberry
 
 from app.api import graph, lookahead, verbs
-from app.api.enums import TaskState, plain
+from app.api.enums import InboxAsk, TaskState, plain
 from app.api.node import Node
 from app.api.principal_types import Principal, PrincipalInfo, TokenInfo
 from app.api.remote_agents import RemoteAgent
@@ -19,7 +19,7 @@ from app.api.verbs import TaskVerb
 from app.api.webhooks import Webhook, WebhookDelivery
 from app.domain import shapes
 from app.domain.errors import InvalidInput
-from app.domain.reads import EventFilters, Paging, TaskFilters
+from app.domain.reads import EventFilters, Paging, TaskFilters, Waiting
 from app.domain.remote_agents import RemoteAgent as DomainRemoteAgent
 from app.domain.schedules import Schedule as DomainSchedule
 from app.domain.table import table
@@ -66,6 +66,16 @@ def paging(
 
 def task_id(value: str | None, label: str) -> str | None:
     return None if value is None else shapes.check("task_id", value, label)
+
+
+def inbox_cursor(value: str | None, label: str) -> Waiting | None:
+    """An inbox cursor is its item's place in the inbox's order: `<moved_at>|<task id>`."""
+    if value is None:
+        return None
+    at, bar, id = value.partition("|")
+    if not bar or not at.isascii() or not 0 < len(at) <= 40:
+        raise InvalidInput(f"{label}: {value[:80]!r} is not an inbox cursor")
+    return at, shapes.check("task_id", id, label)
 
 
 def event_cursor(after: str | None, source: str = "after") -> int | None:
@@ -150,13 +160,20 @@ class Query:
         return TaskConnection.of(page, pages, count, found)
 
     @strawberry.field(
-        description="What waits on the caller, in every project, oldest first: handoffs held "
-        "for its approval, results for its decision, questions put to it (`after` is an edge's "
-        "cursor)."
+        description="What waits on the caller, in every project, oldest waiting first (since "
+        "the move that put each task where it waits): handoffs held for its approval, results "
+        "for its decision, questions put to it (`after` is an edge's cursor)."
     )
     async def inbox(
         self,
         info: strawberry.Info,
+        asked: Annotated[
+            InboxAsk | None,
+            strawberry.argument(description="Only what asks this: one verb's items."),
+        ] = None,
+        project: Annotated[
+            str | None, strawberry.argument(description="Only this project's items.")
+        ] = None,
         first: Annotated[int | None, _arg(FIRST)] = None,
         after: Annotated[str | None, _arg(AFTER)] = None,
         last: Annotated[int | None, _arg(LAST)] = None,
@@ -164,14 +181,16 @@ class Query:
     ) -> TaskConnection:
         ctx = info.context
         viewer = await ctx.viewer()
-        pages = paging(first, after, last, before, task_id)
+        pages = paging(first, after, last, before, inbox_cursor)
         want = lookahead.page_want(info.selected_fields)
-        page, found = await reads.inbox_page(ctx.store, viewer, pages, want)
+        verb = plain(asked)
+        waits, found = await reads.inbox_page(ctx.store, viewer, pages, want, verb, project)
 
         async def count(limit: int) -> int:
-            return await reads.count_inbox(ctx.store, viewer, limit)
+            return await reads.count_inbox(ctx.store, viewer, limit, verb, project)
 
-        return TaskConnection.of(page, pages, count, found)
+        place = waits.places
+        return TaskConnection.of(waits.page, pages, count, found, lambda t: "|".join(place[t.id]))
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(

@@ -40,3 +40,15 @@ class ResultRule:
     @classmethod
     def from_domain(cls, rule: DomainResultRule) -> ResultRule:
         return cls(**rule.__dict__)
+
+
+@strawberry.type(description="Why its owner's permission gate holds a handoff.")
+class GateHold:
+    owner: str = strawberry.field(description="Whose gate: the assignee's owner.")
+    rule_id: strawberry.ID | None = strawberry.field(
+        description="The rule that held it; null when none of the owner's rules matched "
+        "(a handoff no rule lets through waits for the owner's approval)."
+    )
+    rule: GateRule | None = strawberry.field(
+        description="That rule as it stands now; null when none matched or it was deleted since."
+    )

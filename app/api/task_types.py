@@ -16,6 +16,7 @@ from strawberry.scalars import JSON
 from app.api.connections import Connection, Count, Counter, Edge, PageInfo
 from app.api.enums import EventKind, TaskState, WaitingOn, WaitOn
 from app.api.node import Node
+from app.api.rule_types import GateHold, GateRule
 from app.api.shapes import (
     ActorRef,
     Checkpoint,
@@ -34,6 +35,7 @@ from app.domain.reads import Page, Paging
 from app.domain.reads import SavedCheckpoint as DomainSavedCheckpoint
 from app.domain.task import PROTOCOL_FIELDS
 from app.domain.task import Task as DomainTask
+from app.domain.visibility import sees_gate_hold
 from app.events.stream import task_of
 from app.service.reads import Found
 
@@ -195,6 +197,30 @@ class Task(Node):
     async def _allowed_verbs(self, info: strawberry.Info) -> list[str]:
         return moves.allowed_verbs(self.domain, await info.context.viewer())
 
+    @strawberry.field(
+        description="Why the permission gate holds this handoff (waiting on owner_approval): "
+        "which of the assignee's owner's rules held it. Only that owner, who may approve it, "
+        "reads it; null for anyone else and for a task not held."
+    )
+    def gate_hold(self, info: strawberry.Info) -> GateHold | None:
+        task = self.domain
+        if task.state != "waiting" or task.waiting_on != "owner_approval":
+            return None
+        return _later(self._gate_hold(info))
+
+    async def _gate_hold(self, info: strawberry.Info) -> GateHold | None:
+        task = self.domain
+        if not sees_gate_hold(await info.context.viewer(), task):
+            return None
+        rule_id = task.gate.rule_id
+        rules = await info.context.loaders.gate_rules.load(task.assignee_owner)
+        rule = next((r for r in rules if r.id == rule_id), None) if rule_id else None
+        return GateHold(
+            owner=task.assignee_owner,
+            rule_id=strawberry.ID(rule_id) if rule_id else None,
+            rule=GateRule.from_domain(rule) if rule else None,
+        )
+
 
 @strawberry.type(description="The open question of a task waiting on a human or an agent.")
 class OpenQuestion:
@@ -291,9 +317,15 @@ class SavedCheckpoint:
 class TaskConnection(Connection[Task]):
     @classmethod
     def of(
-        cls, page: Page[DomainTask], paging: Paging[Any], count: Count, found: Found | None = None
+        cls,
+        page: Page[DomainTask],
+        paging: Paging[Any],
+        count: Count,
+        found: Found | None = None,
+        cursor: Callable[[DomainTask], str] = lambda t: t.id,
     ) -> TaskConnection:
-        edges = [Edge(cursor=t.id, node=Task.from_domain(t, found)) for t in page.items]
+        """`cursor`: an item's cursor (by default its task id, the order of a tasks page)."""
+        edges = [Edge(cursor=cursor(t), node=Task.from_domain(t, found)) for t in page.items]
         info = PageInfo.of([e.cursor for e in edges], page.has_next, paging)
         return cls(edges=edges, info=info, counter=Counter(count))
 

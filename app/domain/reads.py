@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from app.domain.task import JSON
+from app.domain.task import JSON, Task
 
 Item = TypeVar("Item")
 Cursor = TypeVar("Cursor")
@@ -50,6 +50,17 @@ class Paging(Generic[Cursor]):
     after: Cursor | None = None
     before: Cursor | None = None
     backward: bool = False
+
+
+Waiting = tuple[str, str]  # a place in the inbox's order: (moved_at, task id)
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    """A page of the inbox: the tasks, and each one's place in its order, by task id."""
+
+    page: Page[Task]
+    places: dict[str, Waiting]
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,9 @@ class Task:
     idempotency_key: str | None = None
     schedule_id: str | None = None  # the owner schedule whose run created the task
     schedule_version: int | None = None  # that schedule's version at the run
+    # when the task last moved (a checkpoint is no move): since then it stands where it is,
+    # so a task that waits on someone has waited since then (the inbox's order)
+    moved_at: str | None = None
 
     @property
     def assignee_owner(self) -> str:
@@ -105,6 +108,7 @@ class Task:
             raise InvalidState(verb, self.state, self.waiting_on)
         from_state = self.state
         self.state = to_state
+        self.moved_at = at
         self.waiting_on = waiting_on if to_state == "waiting" else None
         if to_state != "waiting":
             self.resume_to = self.wait_agent = self.question = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from app.domain.actors import is_actor
+from app.domain.actors import actor_for, is_actor
 from app.domain.principals import Principal
 from app.domain.task import Task
 
@@ -25,3 +25,13 @@ def sees(principal: Principal, task: Task, member_of: Container[str] = ()) -> bo
         or is_actor("requester_side", principal, task)
         or (task.waiting_on == "agent" and principal.acts_for(task.wait_agent))
     )
+
+
+def sees_gate_hold(principal: Principal, task: Task) -> bool:
+    """Whether the principal may read why the permission gate holds the task (the rule that
+    held it): only the one who may approve the handoff, the assignee's owner, whose gate and
+    rules they are. No one else reads another owner's rules."""
+    if task.state != "waiting" or task.waiting_on != "owner_approval":
+        return False
+    actor = actor_for("approve_handoff", task)
+    return actor is not None and is_actor(actor, principal, task)

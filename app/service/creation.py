@@ -85,6 +85,7 @@ async def create_in(
         route=route,
         created_at=recorded.at,
         updated_at=recorded.at,
+        moved_at=recorded.at,
         requester=None if actor.is_person else actor.id,
         parent_task_id=inp.parent_task_id,
         origin_message_id=inp.origin_message_id,

@@ -11,8 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.domain.events import Event, Said
+from app.domain.gate import GateRule
 from app.domain.principals import Principal
-from app.domain.reads import EventFilters, Page, Paging, SavedCheckpoint, TaskFilters
+from app.domain.reads import (
+    EventFilters,
+    InboxPage,
+    Page,
+    Paging,
+    SavedCheckpoint,
+    TaskFilters,
+    Waiting,
+)
 from app.domain.task import JSON, Task
 from app.storage import reads as sql
 from app.storage.store import Store
@@ -58,19 +67,33 @@ async def task_graph_page(
 
 
 async def inbox_page(
-    store: Store, viewer: Principal, paging: Paging[str], want: Want
-) -> tuple[Page[Task], Found]:
-    """A page of the tasks waiting on the viewer (`app.domain.inbox`), in every project, by
-    id, within the paging's cursors; and what `want` reads around them."""
+    store: Store,
+    viewer: Principal,
+    paging: Paging[Waiting],
+    want: Want,
+    asked: str | None = None,
+    project: str | None = None,
+) -> tuple[InboxPage, Found]:
+    """A page of the tasks waiting on the viewer (`app.domain.inbox`), in every project or
+    `project`, asking any verb or `asked`, oldest waiting first, within the paging's places;
+    and what `want` reads around them."""
     async with store.read() as tx:
-        page = await tx.inbox.page(viewer, paging.size, paging.after, want.columns, paging)
-        return page, await read_ahead(tx, viewer, page.items, want)
+        waits = await tx.inbox.page(
+            viewer, paging.size, paging.after, want.columns, paging, asked, project
+        )
+        return waits, await read_ahead(tx, viewer, waits.page.items, want)
 
 
-async def count_inbox(store: Store, viewer: Principal, limit: int | None = None) -> int:
+async def count_inbox(
+    store: Store,
+    viewer: Principal,
+    limit: int | None = None,
+    asked: str | None = None,
+    project: str | None = None,
+) -> int:
     """With `limit`, at most that many (the count stops there)."""
     async with store.read() as tx:
-        return await tx.inbox.count(viewer, limit)
+        return await tx.inbox.count(viewer, limit, asked, project)
 
 
 async def task_graph(
@@ -194,6 +217,17 @@ async def events_of(store: Store, viewer: Principal, ids: Sequence[str]) -> dict
     """Each task's events, oldest first."""
     async with store.read() as tx:
         return await sql.events_of(tx, viewer, ids)
+
+
+async def own_gate_rules(
+    store: Store, viewer: Principal, owners: Sequence[str]
+) -> dict[str, list[GateRule]]:
+    """The viewer's own gate rules, by its id, when asked for them; another owner's rules are
+    never read."""
+    if not viewer.is_person or viewer.id not in owners:
+        return {}
+    async with store.read() as tx:
+        return {viewer.id: await tx.gate_rules.of(viewer.id)}
 
 
 async def agent_standing(store: Store, agent_id: str) -> tuple[bool, bool]:

@@ -22,6 +22,9 @@ def table_of(row: type[SQLModel]) -> Table:
     return table
 
 
+_WAITED = ("moved_at", "id")  # the inbox's order: oldest waiting first
+
+
 class TaskRow(SQLModel, table=True):
     """A column per field of the domain Task, by its name (tests/test_task_fields.py keeps them
     together), its gate in three, and columns derived for the read side's filters."""
@@ -35,10 +38,10 @@ class TaskRow(SQLModel, table=True):
         Index("ix_tasks_state", "state", "id"),
         Index("ix_tasks_assignee", "assignee", "id"),
         Index("ix_tasks_requester", "requester", "id"),
-        # also the inbox's branches, in task id order (app/storage/repositories/inbox.py)
-        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", "id"),
-        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", "id"),
-        Index("ix_tasks_wait_agent", "wait_agent", "id"),
+        # also the inbox's branches, oldest waiting first (app/storage/repositories/inbox.py)
+        Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", *_WAITED),
+        Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", *_WAITED),
+        Index("ix_tasks_wait_agent", "wait_agent", "moved_at", "id"),
         Index("ix_tasks_requested_by", "requested_by_id"),
         Index("ix_tasks_parent", "parent_task_id"),
     )
@@ -75,6 +78,7 @@ class TaskRow(SQLModel, table=True):
     idempotency_key: str | None = Field(default=None, max_length=200)
     schedule_id: str | None = Field(default=None, max_length=64)
     schedule_version: int | None = None
+    moved_at: str | None = Field(default=None, max_length=40)
 
 
 class TaskLinkRow(SQLModel, table=True):

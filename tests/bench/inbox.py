@@ -25,7 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.domain.principals import person
 from app.storage.migrate import upgrade
-from app.storage.repositories.inbox import page_statement
+from app.storage.repositories.inbox import Shape, page_statement
 from app.storage.repositories.tasks import tasks
 from app.storage.store import Store
 from tests.bench.run import pg_admin
@@ -82,7 +82,7 @@ async def _median_ms(store: Store, who: str, count: bool) -> float:
 
 
 async def _plan(store: Store, who: str) -> None:
-    stmt = page_statement(True, None).params(who=who, after="", limit=51)
+    stmt = page_statement(Shape(True), None).params(who=who, limit=51)
     async with store.read() as tx:
         dialect = (sqlite if tx.sqlite else postgresql).dialect()
         sql = stmt.compile(dialect=dialect, compile_kwargs={"literal_binds": True})

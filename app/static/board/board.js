@@ -31,26 +31,58 @@
   const Q_PAGE = `query BoardPage($project: String, $after: String) {
     tasks(project: $project, first: ${PAGE}, after: $after) {
       total_count pageInfo { hasNextPage endCursor } edges { node { ${CARD} } } } }`;
+  // The first screen: each column's newest COLUMN_PAGE tasks (by creation) and its count, in
+  // one request; a column's next page is read when it is scrolled to its end ("Show more").
+  // A project of at most WHOLE tasks (no column past the server's count cap) is then read
+  // whole, so that Find sees all of it; a larger one stays a page a column until scrolled.
+  const COLUMN_PAGE = 30;
+  const WHOLE = 2000;
+  const COLUMN = `total_count total_count_capped pageInfo { hasPreviousPage startCursor }
+      edges { node { ${CARD} } }`;
+  const Q_COLUMNS = `query BoardColumns($project: String, $last: Int!) {
+    requested: tasks(project: $project, state: requested, last: $last) { ${COLUMN} }
+    routed: tasks(project: $project, state: routed, last: $last) { ${COLUMN} }
+    accepted: tasks(project: $project, state: accepted, last: $last) { ${COLUMN} }
+    working: tasks(project: $project, state: working, last: $last) { ${COLUMN} }
+    waiting: tasks(project: $project, state: waiting, last: $last) { ${COLUMN} }
+    verifying: tasks(project: $project, state: verifying, last: $last) { ${COLUMN} }
+    approval: tasks(project: $project, state: approval, last: $last) { ${COLUMN} }
+    returned: tasks(project: $project, state: returned, last: $last) { ${COLUMN} }
+    completed: tasks(project: $project, state: completed, last: $last) { ${COLUMN} }
+    rejected: tasks(project: $project, state: rejected, last: $last) { ${COLUMN} }
+    cancelled: tasks(project: $project, state: cancelled, last: $last) { ${COLUMN} } }`;
+  const Q_COLUMN_MORE = `query BoardColumnMore($project: String, $state: TaskState, $before: String, $last: Int!) {
+    tasks(project: $project, state: $state, last: $last, before: $before) { ${COLUMN} } }`;
   const Q_PROBE = `query BoardProbe { tasks(first: 1) { edges { node { id project } } } }`;
   const Q_PROJECTS = `query BoardProjects { tasks(first: 200) { edges { node { project } } } }`;
   const Q_STATES = `query BoardStates { task_states { name description terminal } }`;
   const Q_ME = `query BoardMe { me { kind id } }`;
   const LINK = `id state display_title packet { task }`;
+  // Why the gate holds a handoff: read only by the one who may approve it (null for others).
+  const HOLD = `gate_hold { rule_id rule { effect priority project requester_owner
+    requester_agent deliverable_type capability_kind } }`;
   const Q_DETAIL = `query BoardTask($id: ID!) { task(id: $id) {
-    id version allowed_verbs as_protocol events { ${ASKED} }
+    id version allowed_verbs as_protocol events { ${ASKED} } ${HOLD}
     parent { ${LINK} } children { ${LINK} } dependencies { ${LINK} } } }`;
   const TIMELINE_PAGE = 20;
   const Q_TIMELINE = `query BoardTimeline($task_id: ID!, $after: String, $first: Int!) {
     task_events(task_id: $task_id, after: $after, first: $first) {
       total_count pageInfo { hasNextPage endCursor }
       edges { node { cursor seq kind from_state to_state waiting_on verb actor at note version } } } }`;
-  // The inbox: what waits on the viewer, in every project, read from the server a page at a
-  // time; a move of a task in it, or of a task now waiting, makes the board read it again.
-  const INBOX_PAGE = 200;
-  const INBOX_CAP = 1000; // the inbox is read whole (to group and sort it) up to this many
-  const Q_INBOX = `query BoardInbox($first: Int!, $after: String) {
-    inbox(first: $first, after: $after) { total_count pageInfo { hasNextPage endCursor }
-      edges { node { ${CARD} events { ${ASKED} } } } } }`;
+  // The inbox: what waits on the viewer, in every project, as the server pages it: each
+  // group (what is asked) oldest waiting first, narrowed to a project on the server, a page
+  // of INBOX_PAGE at a time ("Show more" reads the next); a move of a task in it, or of a
+  // task now waiting, makes the board read the pages it holds again.
+  const INBOX_PAGE = 20;
+  const INBOX_ITEMS = `total_count pageInfo { hasNextPage endCursor }
+      edges { node { ${CARD} events { ${ASKED} } } }`;
+  const Q_INBOX = `query BoardInbox($project: String, $first: Int!) {
+    all: inbox(first: 0) { total_count }
+    decide: inbox(asked: decide_result, project: $project, first: $first) { ${INBOX_ITEMS} }
+    approve: inbox(asked: approve_handoff, project: $project, first: $first) { ${INBOX_ITEMS} }
+    answer: inbox(asked: answer, project: $project, first: $first) { ${INBOX_ITEMS} } }`;
+  const Q_INBOX_MORE = `query BoardInboxMore($asked: InboxAsk!, $project: String, $after: String, $first: Int!) {
+    inbox(asked: $asked, project: $project, after: $after, first: $first) { ${INBOX_ITEMS} } }`;
   const S_INBOX = `subscription BoardInboxEvents($after: String) {
     task_events(after: $after) { cursor task_id to_state verb actor version } }`;
   const S_HEAD = `subscription BoardHead($task_id: ID!) {
@@ -371,7 +403,9 @@
   // ---- the board -----------------------------------------------------------------------
 
   // fromToken: from a token entered (or the page opened with one) to every page drawn.
-  const metrics = { load: null, render: null, renderFrame: null, fromToken: null, applies: [], events: 0 };
+  const metrics = {
+    load: null, render: null, renderFrame: null, fromToken: null, firstScreen: null, applies: [], events: 0,
+  };
 
   function measure(name, start, detail) {
     performance.mark(`${name}:end`);
@@ -417,11 +451,14 @@
       const columns = STATES.map((state) => {
         const count = h("span", { class: "n", text: "0" });
         const list = h("ol", { class: "cards", "data-state": state, "aria-label": state });
+        const more = h("button", { type: "button", class: "more-cards", "data-more-state": state, hidden: true });
         const col = h("section", {
           class: `column strip${TERMINAL.has(state) ? " terminal" : ""}${PASSING.has(state) ? " passing" : ""}`,
           "data-state": state,
-        }, h("h2", null, h("span", { text: state }), count), list);
-        this.columns.set(state, { col, list, count, n: 0 });
+        }, h("h2", null, h("span", { text: state }), count), list, more);
+        // n: the column's tasks (the server's count, kept by the events), loaded or not;
+        // before: the cursor of the column's next (older) page, null once it is all here
+        this.columns.set(state, { col, list, count, more, n: 0, capped: false, before: null });
         return col;
       });
       this.root.replaceChildren(...columns);
@@ -438,14 +475,33 @@
       this.cards.clear();
       this.pending.clear();
       this.ready = false;
-      this.quiet = false;
-      for (const c of this.columns.values()) { c.list.replaceChildren(); this.count(c, -c.n); }
+      for (const c of this.columns.values()) {
+        c.list.replaceChildren();
+        c.capped = false;
+        this.paged(c, null);
+        this.count(c, -c.n);
+      }
     }
 
     count(column, delta) {
-      column.n += delta;
-      column.count.textContent = String(column.n);
-      column.col.classList.toggle("strip", column.n === 0);
+      column.n = Math.max(0, column.n + delta);
+      column.count.textContent = this.told(column);
+      column.col.classList.toggle("strip", column.n === 0 && !column.list.firstChild);
+    }
+
+    told(column) { return `${column.n}${column.capped ? "+" : ""}`; }
+
+    get total() { return [...this.columns.values()].reduce((a, c) => a + c.n, 0); }
+
+    // Whether the column has an older page to read, and its button saying so.
+    paged(column, before) {
+      column.before = before;
+      column.more.hidden = !before;
+      if (before) {
+        const left = column.n - column.list.children.length;
+        const state = column.list.getAttribute("aria-label");
+        column.more.textContent = `Show ${Math.max(1, Math.min(COLUMN_PAGE, left))} more ${state}`;
+      }
     }
 
     // The whole title (three lines, then "more"), and a line that tells cards apart.
@@ -467,22 +523,28 @@
       return el;
     }
 
-    // The first page: every column drawn in one go, newest activity first.
-    render(tasks) {
+    // The first screen: every column's first page drawn in one go, newest activity first,
+    // and each column's count. `pages`: state -> a tasks connection of that state.
+    render(pages) {
       performance.mark("board:render:start");
       this.cards.clear();
+      const tasks = Object.values(pages).flatMap((p) => p.edges.map((e) => e.node));
       const sorted = [...tasks].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
       const frags = new Map(STATES.map((s) => [s, document.createDocumentFragment()]));
-      const counts = new Map(STATES.map((s) => [s, 0]));
       for (const task of sorted) {
         const el = this.card(task);
         this.cards.set(task.id, { el, task });
-        frags.get(task.state).append(el);
-        counts.set(task.state, counts.get(task.state) + 1);
+        frags.get(task.state)?.append(el);
       }
+      // events that arrived before these pages (the replay from the head cursor) are, but for
+      // a moment's race, in the counts the pages carry: not counted again
+      for (const waiting of this.pending.values()) waiting.from = undefined;
       for (const [state, c] of this.columns) {
+        const page = pages[state];
         c.list.replaceChildren(frags.get(state));
-        this.count(c, counts.get(state) - c.n);
+        c.capped = Boolean(page?.total_count_capped);
+        this.count(c, (page?.total_count ?? 0) - c.n);
+        this.paged(c, page?.pageInfo.hasPreviousPage ? page.pageInfo.startCursor : null);
       }
       void this.root.offsetHeight; // include style and layout in the measure
       const ms = measure("board:render", "board:render:start", { tasks: tasks.length });
@@ -521,11 +583,52 @@
     }
 
     // Events and later pages: kept by task id, newest version wins, drawn once per frame.
-    offer(task) {
-      const known = this.pending.get(task.id) || this.cards.get(task.id)?.task;
+    // `from`: for an event, the state it moved the task from (null: it created it), which
+    // the counts follow for a task the board has not loaded; for a page, undefined: the
+    // task is already counted.
+    offer(task, from) {
+      const waiting = this.pending.get(task.id);
+      const known = waiting?.task || this.cards.get(task.id)?.task;
       if (known && known.version >= task.version) return;
-      this.pending.set(task.id, task);
+      this.pending.set(task.id, { task, from: waiting ? waiting.from : from });
       this.schedule();
+    }
+
+    // The rest of a project read whole: a card for each task not drawn (nor waiting to be),
+    // then each column in the first screen's order, newest activity first. The counts stay
+    // the server's; an event on its way is drawn as it comes.
+    fill(tasks) {
+      for (const task of tasks) {
+        if (this.cards.has(task.id) || this.pending.has(task.id)) continue;
+        this.cards.set(task.id, { el: this.card(task), task });
+      }
+      const held = new Map(STATES.map((st) => [st, []]));
+      for (const c of this.cards.values()) held.get(c.task.state)?.push(c);
+      for (const [state, column] of this.columns) {
+        const cards = held.get(state).sort((a, b) => (a.task.updated_at < b.task.updated_at ? 1 : -1));
+        column.list.replaceChildren(...cards.map((c) => c.el));
+        this.paged(column, null);
+      }
+      this.recount();
+      this.keepCurrent();
+      this.onChange();
+    }
+
+    // A column's next (older) page, appended below what it shows.
+    more(state, page) {
+      const c = this.columns.get(state);
+      if (!c) return;
+      const frag = document.createDocumentFragment();
+      for (const task of page.edges.map((e) => e.node).reverse()) {
+        if (this.cards.has(task.id) || this.pending.has(task.id) || task.state !== state) continue;
+        const el = this.card(task);
+        this.cards.set(task.id, { el, task });
+        frag.append(el);
+      }
+      c.list.append(frag);
+      this.paged(c, page.pageInfo.hasPreviousPage ? page.pageInfo.startCursor : null);
+      this.recount();
+      this.onChange();
     }
 
     schedule() {
@@ -544,31 +647,35 @@
       performance.mark("board:apply:start");
       const batch = [...this.pending.values()];
       this.pending.clear();
-      for (const task of batch) this.apply(task);
+      for (const { task, from } of batch) this.apply(task, from);
       void this.root.offsetHeight;
       const ms = measure("board:apply", "board:apply:start", { tasks: batch.length });
       metrics.applies.push({ tasks: batch.length, ms });
       if (metrics.applies.length > 200) metrics.applies.shift();
       this.recount();
       this.keepCurrent();
-      this.onChange(batch);
+      this.onChange(batch.map((b) => b.task));
       metrics.drawnAt = performance.now();
     }
 
-    // One card: replaced by its new version at the top of its (possibly new) column.
-    apply(task) {
+    // One card: replaced by its new version at the top of its (possibly new) column. The
+    // counts move with it: from where the board had it, or for a task it had not loaded,
+    // from where the event says it was (a task of a page was counted already).
+    apply(task, from) {
       const old = this.cards.get(task.id);
       if (old && old.task.version >= task.version) return;
       const el = this.card(task);
       const column = this.columns.get(task.state);
-      if (old) {
-        old.el.remove();
-        this.count(this.columns.get(old.task.state), -1);
+      if (old) old.el.remove();
+      // where the task was counted before (undefined: where it is now, or a page's count)
+      const was = old ? old.task.state : from;
+      if (was !== undefined && was !== task.state) {
+        if (was !== null) this.count(this.columns.get(was), -1);
+        if (column) this.count(column, 1);
       }
       if (!column) return;
       column.list.prepend(el);
-      this.count(column, 1);
-      if (!this.quiet) el.classList.add("fresh"); // a change, not a later page of the load
+      el.classList.add("fresh"); // a change (pages of the load are drawn by render, fill, more)
       this.cards.set(task.id, { el, task });
     }
 
@@ -643,7 +750,7 @@
     // With a filter, each column says how many of its cards are shown.
     recount() {
       if (!this.filtered()) {
-        for (const c of this.columns.values()) c.count.textContent = String(c.n);
+        for (const c of this.columns.values()) c.count.textContent = this.told(c);
         this.shown = this.cards.size;
         return;
       }
@@ -651,7 +758,7 @@
       for (const { task } of this.cards.values()) {
         if (this.matches(task)) shown.set(task.state, shown.get(task.state) + 1);
       }
-      for (const [state, c] of this.columns) c.count.textContent = `${shown.get(state)} of ${c.n}`;
+      for (const [state, c] of this.columns) c.count.textContent = `${shown.get(state)} of ${this.told(c)}`;
       this.shown = [...shown.values()].reduce((a, b) => a + b, 0);
     }
 
@@ -1087,16 +1194,38 @@
     ];
   }
 
+  // The handoffs a gate rule matches, in words: "handoffs from alice's agents in project web".
+  function ruleMatches(rule) {
+    const from = rule.requester_agent ? ` from ${rule.requester_agent}`
+      : rule.requester_owner ? ` from ${rule.requester_owner}'s agents` : " from other owners' agents";
+    return `handoffs${from}`
+      + (rule.project ? ` in project ${rule.project}` : " in any project")
+      + (rule.deliverable_type ? `, a ${rule.deliverable_type} deliverable` : "")
+      + (rule.capability_kind ? `, asking for a ${rule.capability_kind} capability` : "");
+  }
+
   // A held handoff: which gate holds it and what for, in words (the rule's id is a detail).
-  function heldSection(t, asked) {
+  // The one who may approve it reads which of their own rules held it (`gate_hold`).
+  function heldSection(t, hold) {
     const owner = (t.assignee || "").split("/")[0];
     const from = t.requester || who(t.requested_by) || "someone";
-    return h("p", null, `${owner}'s permission gate holds handoffs like this one — from ${from} to ${t.assignee}`
-      + ` in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable — until ${owner} approves or denies it.`);
+    const like = `from ${from} to ${t.assignee} in project ${t.project}, a ${t.packet?.deliverable_type || "task"} deliverable`;
+    if (!hold) {
+      return h("p", null, `${owner}'s permission gate holds handoffs like this one — ${like} — until ${owner} approves or denies it.`);
+    }
+    const rule = hold.rule;
+    const because = rule
+      ? ["Held because your rule: ", h("strong", { class: "gate-rule", text: `hold ${ruleMatches(rule)}` }),
+        ` (priority ${rule.priority}).`]
+      : hold.rule_id
+        ? ["Held because of a rule of yours that you have deleted since."]
+        : ["Held because none of your rules lets handoffs like this one through, so each waits for you."];
+    return [h("p", { class: "gate-why" }, ...because),
+      h("p", null, `This one is ${like}. Approve or deny it below.`)];
   }
 
   // What is being asked, drawn above the forms where the person acts on it.
-  function askedSection(t, events) {
+  function askedSection(t, events, hold) {
     const asked = askedOf(t, events);
     const block = (title, body, ...extra) => h("section", { class: "asked", "aria-label": title },
       h("p", { class: "asked-head" }, h("strong", { text: title }), ...extra), body);
@@ -1107,7 +1236,7 @@
     }
     if (t.state === "waiting" && t.waiting_on === "stopped") return block("Stopped", note("No reason was given."), ...byLine(asked));
     if (t.state === "waiting" && t.waiting_on === "owner_approval") {
-      return block("Handoff held for approval", heldSection(t, asked), ...waited(asked));
+      return block("Handoff held for approval", heldSection(t, hold), ...waited(asked));
     }
     if (t.state === "returned") return block("Handed back", note("No reason was given."), ...byLine(asked));
     if (t.state === "working" && t.result?.status === "rejected") {
@@ -1168,7 +1297,7 @@
       h("h2", { id: "detail-title", tabindex: "-1", text: t.display_title || t.packet.task }),
       h("p", { class: "where" }, h("span", { class: "tag", text: t.state }), " ", whereItStands(t)),
       // the likely next move first: what is asked, then the forms, then the rest
-      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events),
+      h("h3", { text: "Act" }), lostSection(app.lost.get(t.id)), askedSection(t, data.events, data.gate_hold),
       actSection(t, data.version, data.allowed_verbs || []),
       h("h3", { text: "Task" }),
       fields([
@@ -1180,7 +1309,8 @@
         ["route", t.route?.via + (t.route?.capability ? ` ${t.route.capability.kind}:${t.route.capability.name}` : "")],
         ["turn budget", t.turn_budget ?? "unlimited"], ["waiting on", t.waiting_on || undefined],
         ["verbs you may use", data.allowed_verbs?.length ? data.allowed_verbs.join(", ") : "none"],
-        ["held by gate rule", t.waiting_on === "owner_approval" ? /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
+        ["held by gate rule", t.waiting_on === "owner_approval" ? data.gate_hold?.rule_id
+          || /gate rule (\S+)/.exec(askedOf(t, data.events)?.note || "")?.[1] : undefined],
       ])),
       window.PrickleGraph && h("button", { type: "button", class: "graph-open", text: "Graph", onclick: () => window.PrickleGraph.open(t.id, { token: app.token, onOpen: open }) }),
       h("h3", { text: "Packet" }),
@@ -1221,15 +1351,16 @@
     loadId: 0,
     acted: [],
     me: null, // { kind, id } of the signed-in principal
-    inbox: [], // what waits on the viewer, as the server answered, by task id
+    inboxGroups: new Map(), // group key -> { tasks, total, cursor }: the pages read of each
+    inboxProjects: new Set(), // the projects the inbox has shown items of: the filter's choices
     inboxTotal: 0,
-    inboxCursor: null,
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
     inboxTimer: 0,
     inboxProject: "", // the inbox's project filter
-    inboxShown: new Map(), // group -> items shown
-    inboxPicked: new Set(), // held handoffs selected to approve together
+    inboxPicked: new Set(), // held handoffs and results selected to act on together
+    inboxDecision: "", // the decision chosen for the selected results
+    inboxReason: "",
     inboxLoads: 0,
     mine: new Map(), // task id -> the move the panel sent on it (ownMove)
     lost: new Map(), // task id -> forms a live event removed, with what was typed in them
@@ -1284,7 +1415,7 @@
 
   function updateCount() {
     const b = app.board;
-    $("count").textContent = b.ready ? `${b.cards.size} tasks` : "";
+    $("count").textContent = b.ready ? `${b.total} tasks` : "";
     $("find-shown").textContent = b.ready && b.filtered() ? `${b.shown} of ${b.cards.size} shown` : "";
   }
 
@@ -1317,7 +1448,9 @@
     app.live?.stop();
     app.live = null;
     app.me = null;
-    app.inbox = [];
+    app.inboxGroups = new Map();
+    app.inboxProjects = new Set();
+    app.inboxPicked.clear();
     app.inboxTotal = 0;
     app.inboxReady = false;
     app.inboxOffered = null;
@@ -1403,25 +1536,26 @@
         next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
-      let after = null;
-      let first = true;
-      do {
-        const data = await gql(app.token, Q_PAGE, { project, after });
-        if (loadId !== app.loadId) return;
-        const page = data.tasks;
-        const tasks = page.edges.map((e) => e.node);
-        if (first) {
-          app.board.render(tasks);
-          metrics.load = { tasks: tasks.length, ms: measure("board:load", "board:load:start") };
-        } else {
-          app.board.quiet = true;
-          tasks.forEach((t) => app.board.offer(t));
-        }
-        first = false;
-        after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-      } while (after);
-      app.board.flushNow();
-      app.board.quiet = false;
+      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
+      if (loadId !== app.loadId) return;
+      app.board.render(pages);
+      metrics.load = { tasks: app.board.cards.size, ms: measure("board:load", "board:load:start") };
+      firstScreen();
+      const total = app.board.total;
+      const capped = [...app.board.columns.values()].some((c) => c.capped);
+      if (!capped && total <= WHOLE && app.board.cards.size < total) {
+        // a project this small is read whole, so that Find sees all of it
+        const rest = [];
+        let after = null;
+        do {
+          const data = await gql(app.token, Q_PAGE, { project, after });
+          if (loadId !== app.loadId) return;
+          const page = data.tasks;
+          rest.push(...page.edges.map((e) => e.node));
+          after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+        } while (after);
+        app.board.fill(rest);
+      }
       if (app.signedAt != null) {
         metrics.fromToken = { tasks: app.board.cards.size, ms: measure("board:from-token", app.signedAt) };
         app.signedAt = null;
@@ -1436,11 +1570,45 @@
     }
   }
 
+  // The first screen painted: from the navigation (with the token kept in the tab) or from
+  // the token given, to the frame after the first cards were drawn.
+  function firstScreen() {
+    const since = app.fromNavigation ? 0 : app.signedAt;
+    app.fromNavigation = false;
+    if (since == null) return;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (metrics.firstScreen) return;
+      metrics.firstScreen = {
+        tasks: app.board.cards.size, total: app.board.total, from: since === 0 ? "navigation" : "token",
+        ms: measure("board:first-screen", since),
+      };
+    }));
+  }
+
+  // A column's next page, when it is scrolled to its end or its "Show more" is pressed.
+  async function moreOf(state) {
+    const column = app.board.columns.get(state);
+    if (!column?.before || column.reading) return;
+    column.reading = true;
+    const loadId = app.loadId;
+    try {
+      const data = await gql(app.token, Q_COLUMN_MORE, {
+        project: app.project, state, before: column.before, last: COLUMN_PAGE,
+      });
+      if (loadId === app.loadId) app.board.more(state, data.tasks);
+    } catch (error) {
+      if (error.code === "unauthenticated") authFailed();
+      else notice(`Could not read more of ${state}: ${inWords(error)}.`, true);
+    } finally {
+      column.reading = false;
+    }
+  }
+
   function onEvent(event) {
     if (!$("notice").hidden && $("notice").classList.contains("error")) notice("");
     metrics.events += 1;
     app.cursor = event.cursor;
-    if (event.task) app.board.offer(event.task);
+    if (event.task) app.board.offer(event.task, event.kind === "created" ? null : event.from_state);
     arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
@@ -1546,15 +1714,20 @@
     return task.waiting_on ? `waiting on ${task.waiting_on}` : task.state;
   }
 
-  // The inbox as a work queue: grouped by what is asked, oldest waiting first, filtered by
-  // project; held handoffs can be approved several at once.
+  // The inbox as a work queue: grouped by what is asked, each group oldest waiting first and
+  // paged by the server, narrowed to a project by the server; held handoffs can be approved,
+  // and results decided, several at once.
   const ASKS = [
-    { key: "decide", title: "Results to decide", has: (t) => t.state === "approval" },
-    { key: "approve", title: "Handoffs to approve", has: (t) => t.waiting_on === "owner_approval" },
-    { key: "answer", title: "Questions to answer", has: (t) => t.waiting_on === "human" || t.waiting_on === "agent" },
+    { key: "decide", asked: "decide_result", title: "Results to decide" },
+    { key: "approve", asked: "approve_handoff", title: "Handoffs to approve" },
+    { key: "answer", asked: "answer", title: "Questions to answer" },
   ];
-  const GROUP_SHOWN = 20;
   const waitingSince = (t) => askedOf(t, t.events)?.at || t.updated_at;
+  // A decision chosen once for every selected result, in the protocol's words.
+  const DECISIONS = ["accept", "request_changes", "reject"];
+  const DECIDED = { accept: "accepted", request_changes: "changes requested", reject: "rejected" };
+
+  const inboxTasks = () => ASKS.flatMap((a) => app.inboxGroups.get(a.key)?.tasks || []);
 
   function inboxItem(t, selectable) {
     const asked = askedOf(t, t.events);
@@ -1573,75 +1746,105 @@
           since(waitingSince(t), "waiting "))));
   }
 
+  // What a group lets the person do to several items at once.
+  function bulkBar(key) {
+    const all = h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": `all-${key}` });
+    if (key === "approve") {
+      return h("div", { class: "bulk" },
+        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }), all);
+    }
+    if (key === "decide") {
+      const decision = h("select", { id: "bulk-decision", "aria-label": "Decision for the selected results" },
+        h("option", { value: "", text: "choose a decision" }),
+        DECISIONS.map((d) => h("option", { value: d, text: d })));
+      decision.value = app.inboxDecision;
+      const reason = h("input", { id: "bulk-reason", type: "text", "aria-label": "Reason for deciding the selected results",
+        placeholder: "reason (optional)", value: app.inboxReason });
+      return h("div", { class: "bulk" }, decision, reason,
+        h("button", { type: "button", class: "bulk-decide", text: "Decide selected", "data-bulk": "decide" }), all);
+    }
+    return null;
+  }
+
   function drawInbox() {
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    const projects = [...new Set(app.inbox.map((t) => t.project))].sort();
+    for (const t of inboxTasks()) app.inboxProjects.add(t.project);
+    if (app.inboxProject) app.inboxProjects.add(app.inboxProject);
     const filter = $("inbox-project");
-    if (app.inboxProject && !projects.includes(app.inboxProject)) app.inboxProject = "";
-    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inbox.length})` }),
-      ...projects.map((p) => h("option", { value: p, text: `${p} (${app.inbox.filter((t) => t.project === p).length})` })));
+    filter.replaceChildren(h("option", { value: "", text: `every project (${app.inboxTotal})` }),
+      ...[...app.inboxProjects].sort().map((p) => h("option", { value: p, text: p })));
     filter.value = app.inboxProject;
-    const tasks = app.inbox.filter((t) => !app.inboxProject || t.project === app.inboxProject);
-    const groups = ASKS.map((a) => ({ ...a, tasks: tasks.filter(a.has)
-      .sort((x, y) => (waitingSince(x) < waitingSince(y) ? -1 : 1)) })).filter((g) => g.tasks.length);
-    const capped = app.inboxCursor ? h("p", { class: "muted", text: `The first ${app.inbox.length} of ${app.inboxTotal} by task id.` }) : null;
+    const groups = ASKS.map((a) => ({ ...a, ...app.inboxGroups.get(a.key) })).filter((g) => g.tasks?.length);
+    $("inbox-list").dataset.project = app.inboxProject; // what it was read for
     $("inbox-list").replaceChildren(...(groups.length ? groups.map((g) => {
-      const shown = app.inboxShown.get(g.key) || GROUP_SHOWN;
-      const left = g.tasks.length - shown;
-      const bulk = g.key === "approve" ? h("div", { class: "bulk" },
-        h("button", { type: "button", class: "bulk-approve", text: "Approve selected", "data-bulk": "approve" }),
-        h("button", { type: "button", class: "bulk-all", text: "Select all shown", "data-bulk": "all" })) : null;
+      const selectable = g.key === "approve" || g.key === "decide";
+      const left = g.total - g.tasks.length;
       return h("section", { class: "inbox-group", "data-group": g.key, "aria-label": g.title },
-        h("h3", { text: `${g.title} (${g.tasks.length})` }), bulk,
-        h("ul", { class: "inbox-items" }, g.tasks.slice(0, shown).map((t) => inboxItem(t, g.key === "approve"))),
-        left > 0 ? h("button", { type: "button", class: "more", "data-more": g.key,
-          text: `Show ${Math.min(GROUP_SHOWN, left)} more` }) : null);
-    }) : [h("p", { class: "muted", text: "Nothing waits on you." })]), capped || "");
+        h("h3", { text: `${g.title} (${g.total})` }), bulkBar(g.key),
+        h("ul", { class: "inbox-items" }, g.tasks.map((t) => inboxItem(t, selectable))),
+        g.cursor ? h("button", { type: "button", class: "more", "data-more": g.key,
+          text: `Show ${Math.max(1, Math.min(INBOX_PAGE, left))} more` }) : null);
+    }) : [h("p", { class: "muted", text: app.inboxProject ? `Nothing waits on you in ${app.inboxProject}.` : "Nothing waits on you." })]));
   }
 
-  // Reads the whole inbox (up to INBOX_CAP items), a page at a time, to group and sort it.
+  const groupOf = (page) => ({
+    tasks: page.edges.map((e) => e.node), total: page.total_count,
+    cursor: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null,
+  });
+
+  // Reads the first page of each group again, as many items as the board holds of any group
+  // (a page at least), for the project chosen.
   async function loadInbox() {
     const mine = ++app.inboxLoads;
-    const found = [];
-    let after = null;
-    let page;
-    do {
-      page = (await gql(app.token, Q_INBOX, { first: INBOX_PAGE, after })).inbox;
-      found.push(...page.edges.map((e) => e.node));
-      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-    } while (after && found.length < INBOX_CAP);
+    const held = Math.max(INBOX_PAGE, ...[...app.inboxGroups.values()].map((g) => g.tasks.length));
+    const data = await gql(app.token, Q_INBOX, { project: app.inboxProject || null, first: Math.min(held, 500) });
     if (mine !== app.inboxLoads) return;
-    app.inbox = found;
-    app.inboxTotal = page.total_count;
-    app.inboxCursor = after;
+    app.inboxGroups = new Map(ASKS.map((a) => [a.key, groupOf(data[a.key])]));
+    app.inboxTotal = data.all.total_count;
+    const shown = new Set(inboxTasks().map((t) => t.id));
+    for (const id of app.inboxPicked) if (!shown.has(id)) app.inboxPicked.delete(id);
     app.inboxReady = true;
     drawInbox();
   }
 
-  // Approves the selected held handoffs: one request each, with the version it was shown at,
-  // each done or refused on its own; the outcome of each is listed.
-  async function approveSelected() {
-    const picked = app.inbox.filter((t) => app.inboxPicked.has(t.id) && t.waiting_on === "owner_approval");
+  // The group's next page, from the server.
+  async function moreInbox(key) {
+    const group = app.inboxGroups.get(key);
+    const ask = ASKS.find((a) => a.key === key);
+    if (!group?.cursor || !ask) return;
+    const mine = app.inboxLoads;
+    const page = (await gql(app.token, Q_INBOX_MORE, {
+      asked: ask.asked, project: app.inboxProject || null, after: group.cursor, first: INBOX_PAGE,
+    })).inbox;
+    if (mine !== app.inboxLoads) return; // read again meanwhile: that answer stands
+    const next = groupOf(page);
+    const have = new Set(group.tasks.map((t) => t.id));
+    app.inboxGroups.set(key, { ...next, tasks: [...group.tasks, ...next.tasks.filter((t) => !have.has(t.id))] });
+    drawInbox();
+  }
+
+  // Sends one move per selected item of a group, each with the version the inbox read it at,
+  // all at once; each is done or refused on its own, and the outcome of each is listed.
+  async function actOnSelected(key, verb, extra, doneWord) {
+    const picked = (app.inboxGroups.get(key)?.tasks || []).filter((t) => app.inboxPicked.has(t.id));
     const out = $("inbox-outcome");
-    if (!picked.length) {
-      out.hidden = false;
-      return out.replaceChildren(h("p", { text: "Select the handoffs to approve first." }));
-    }
     out.hidden = false;
-    out.replaceChildren(h("p", { text: `Approving ${picked.length}…` }));
+    const noun = key === "approve" ? "handoffs to approve" : "results to decide";
+    if (!picked.length) return out.replaceChildren(h("p", { text: `Select the ${noun} first.` }));
+    const doing = key === "approve" ? "Approving" : "Deciding";
+    out.replaceChildren(h("p", { text: `${doing} ${picked.length}…` }));
     const results = await Promise.allSettled(picked.map((t) => {
-      const variables = { task_id: t.id, expected_version: t.version };
-      app.mine.set(t.id, { verb: "approve_handoff", version: t.version, done: false });
-      return gql(app.token, MUTATIONS.approve_handoff, variables);
+      app.mine.set(t.id, { verb, version: t.version, done: false });
+      return gql(app.token, MUTATIONS[verb], { task_id: t.id, expected_version: t.version, ...extra });
     }));
     const lines = results.map((r, i) => {
       const t = picked[i];
       const title = t.display_title || t.packet?.task || t.id;
-      app.acted.push({ verb: "approve_handoff", task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
+      app.acted.push({ verb, task_id: t.id, ok: r.status === "fulfilled", code: r.reason?.code });
       if (r.status === "fulfilled") {
         app.inboxPicked.delete(t.id);
-        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: "approved" }), ` ${title}`);
+        return h("li", { class: "ok", "data-outcome": t.id }, h("span", { class: "tag ok", text: doneWord }), ` ${title}`);
       }
       app.mine.delete(t.id);
       const e = r.reason;
@@ -1650,8 +1853,23 @@
         ` ${title}: ${words} (${e.code || "error"})`);
     });
     const ok = results.filter((r) => r.status === "fulfilled").length;
-    out.replaceChildren(h("p", { text: `Approved ${ok} of ${picked.length}.` }), h("ul", null, lines));
+    const did = key === "approve" ? "Approved" : `Decided (${doneWord})`;
+    out.replaceChildren(h("p", { text: `${did} ${ok} of ${picked.length}.` }), h("ul", null, lines));
     loadInbox().catch(inboxFailed);
+  }
+
+  const approveSelected = () => actOnSelected("approve", "approve_handoff", {}, "approved");
+
+  function decideSelected() {
+    const decision = app.inboxDecision;
+    if (!DECISIONS.includes(decision)) {
+      const out = $("inbox-outcome");
+      out.hidden = false;
+      out.replaceChildren(h("p", { text: "Choose a decision for the selected results first." }));
+      return $("bulk-decision")?.focus();
+    }
+    const reason = app.inboxReason.trim();
+    return actOnSelected("decide", "decide_result", reason ? { decision, reason } : { decision }, DECIDED[decision]);
   }
 
   function inboxFailed(error) {
@@ -1665,7 +1883,7 @@
     app.inboxEventCursor = event.cursor;
     arrived(event.task_id, event.version, event);
     refreshDetail(event.task_id);
-    const mine = app.inbox.some((t) => t.id === event.task_id);
+    const mine = inboxTasks().some((t) => t.id === event.task_id);
     if (!mine && !["waiting", "approval"].includes(event.to_state)) return;
     clearTimeout(app.inboxTimer);
     app.inboxTimer = setTimeout(() => loadInbox().catch(inboxFailed), 150);
@@ -1713,7 +1931,13 @@
     app.board = new Board($("board"));
     app.board.onChange = updateCount;
     $("project").value = app.project;
+    $("board").addEventListener("scroll", (e) => {
+      const list = e.target.closest?.(".cards");
+      if (list && list.scrollTop + list.clientHeight > list.scrollHeight - 300) moreOf(list.dataset.state);
+    }, true);
     $("board").addEventListener("click", (e) => {
+      const more = e.target.closest(".more-cards");
+      if (more) return moreOf(more.dataset.moreState);
       const expand = e.target.closest(".expand");
       if (expand) {
         const open = expand.getAttribute("aria-expanded") !== "true";
@@ -1758,27 +1982,31 @@
     $("inbox-toggle").addEventListener("click", () => showInbox($("inbox").hidden));
     $("inbox-list").addEventListener("click", (e) => {
       const more = e.target.closest("[data-more]")?.dataset.more;
-      if (more) {
-        app.inboxShown.set(more, (app.inboxShown.get(more) || GROUP_SHOWN) + GROUP_SHOWN);
-        return drawInbox();
-      }
+      if (more) return moreInbox(more).catch(inboxFailed);
       const bulk = e.target.closest("[data-bulk]")?.dataset.bulk;
       if (bulk === "approve") return approveSelected();
-      if (bulk === "all") {
-        for (const box of $("inbox-list").querySelectorAll("[data-pick]")) app.inboxPicked.add(box.dataset.pick);
+      if (bulk === "decide") return decideSelected();
+      if (bulk?.startsWith("all-")) {
+        const group = $("inbox-list").querySelector(`[data-group=${bulk.slice(4)}]`);
+        for (const box of group?.querySelectorAll("[data-pick]") || []) app.inboxPicked.add(box.dataset.pick);
         return drawInbox();
       }
       const id = e.target.closest("[data-open]")?.dataset.open;
       if (id) openDetail(id);
     });
+    $("inbox-list").addEventListener("input", (e) => {
+      if (e.target.id === "bulk-reason") app.inboxReason = e.target.value;
+    });
     $("inbox-list").addEventListener("change", (e) => {
+      if (e.target.id === "bulk-decision") app.inboxDecision = e.target.value;
       const id = e.target.dataset?.pick;
       if (!id) return;
       if (e.target.checked) app.inboxPicked.add(id); else app.inboxPicked.delete(id);
     });
     $("inbox-project").addEventListener("change", (e) => {
       app.inboxProject = e.target.value;
-      drawInbox();
+      app.inboxGroups = new Map(); // the first page of each group, in that project
+      loadInbox().catch(inboxFailed);
     });
     if (params.get("inbox")) showInbox(true);
     document.addEventListener("keydown", (e) => {
@@ -1788,7 +2016,7 @@
       if (e.key === "i" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && app.inboxOffered) {
         e.preventDefault();
         showInbox(true);
-        ($("inbox-list").querySelector("button") || $("inbox-toggle")).focus();
+        ($("inbox-list").querySelector(".inbox-item") || $("inbox-toggle")).focus();
       }
     });
     $("project-form").addEventListener("submit", (e) => {
@@ -1818,6 +2046,7 @@
     if (app.token) {
       performance.mark("board:token");
       app.signedAt = "board:token";
+      app.fromNavigation = true; // the token kept in the tab: the page's navigation is the start
       $("sign-out").hidden = false;
       start();
     } else askToken();
@@ -1829,12 +2058,13 @@
     get cursor() { return app.cursor; },
     get status() { return $("live").dataset.state; },
     get connections() { return app.live?.connections ?? 0; },
-    get size() { return app.board?.cards.size ?? 0; },
+    get size() { return app.board?.cards.size ?? 0; }, // the cards loaded
+    get total() { return app.board?.total ?? 0; }, // the project's tasks, loaded or not
     stateOf: (id) => app.board?.cards.get(id)?.task.state ?? null,
     versionOf: (id) => app.board?.cards.get(id)?.task.version ?? null,
     get inbox() {
       if (app.inboxOffered === false) return []; // an agent's: decided, and empty
-      return app.inboxReady ? app.inbox.map((t) => t.id) : null;
+      return app.inboxReady ? inboxTasks().map((t) => t.id) : null;
     },
     get inboxTotal() { return app.inboxTotal; },
     get acted() { return app.acted; },

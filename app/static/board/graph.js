@@ -10,8 +10,8 @@
 
 (() => {
   const SVG = "http://www.w3.org/2000/svg";
-  const NODE_W = 190;
-  const NODE_H = 52;
+  const NODE_W = 250;
+  const NODE_H = 58;
   const Q_GRAPH = `query GraphView($task_id: ID!) { task_graph(task_id: $task_id) {
     root_id truncated edges { kind from_id to_id }
     tasks { id state waiting_on display_title packet { task } } } }`;
@@ -27,6 +27,12 @@
   const LEAF_H = 30;
   const GAP_X = 8;
   const GAP_Y = 12;
+  // Every label is set in 16 px type (graph.css); the view never fits the graph at a zoom
+  // that draws it smaller than 12 px on screen: past that, it fits the width and scrolls
+  // (drag, wheel, the arrows; a node that takes the focus is brought into view).
+  const LABEL_PX = 16;
+  const READABLE = 12 / LABEL_PX;
+  const MARGIN = 16; // dagre's marginx
   const MIN_ZOOM = 0.08;
   const MAX_ZOOM = 3;
   const STEP = 1.25;
@@ -117,7 +123,17 @@
   }
 
   // The layout: { width, height, at(id) -> {x, y, w, h, leaf}, points(edge) -> [{x, y}] }.
-  function layout(graph, aspect) {
+  // `view`: the stage's size in pixels, which a grid of subtasks is shaped for: like the view,
+  // or, where the graph so shaped would not show whole at a readable size, as wide as the
+  // view is at that size (so that it scrolls one way only, down).
+  function layout(graph, view) {
+    const shaped = layoutFor(graph, view, false);
+    const whole = Math.min(view.w / shaped.width, view.h / shaped.height);
+    return whole >= READABLE || !shaped.grids ? shaped : layoutFor(graph, view, true);
+  }
+
+  function layoutFor(graph, view, wide) {
+    const aspect = view.w / view.h;
     const linked = new Set(graph.edges.filter((e) => e.kind === "depends_on").flatMap((e) => [e.from_id, e.to_id]));
     const hasChildren = new Set(graph.edges.filter((e) => e.kind === "parent").map((e) => e.from_id));
     const leavesOf = new Map();
@@ -131,12 +147,14 @@
       if (leaves.length <= GRID_AFTER) continue;
       const cellW = LEAF_W + GAP_X;
       const cellH = LEAF_H + GAP_Y;
-      const cols = Math.max(1, Math.min(leaves.length, Math.round(Math.sqrt((leaves.length * aspect * cellH) / cellW))));
+      const cols = Math.max(1, Math.min(leaves.length, wide
+        ? Math.floor((view.w / READABLE - 2 * MARGIN + GAP_X) / cellW)
+        : Math.round(Math.sqrt((leaves.length * aspect * cellH) / cellW))));
       grids.set(parent, { leaves, cols, rows: Math.ceil(leaves.length / cols) });
       for (const leaf of leaves) inGrid.set(leaf, parent);
     }
     const g = new dagre.graphlib.Graph({ multigraph: true });
-    g.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 56, marginx: 16, marginy: 16 });
+    g.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 56, marginx: MARGIN, marginy: MARGIN });
     g.setDefaultEdgeLabel(() => ({}));
     for (const t of graph.tasks) if (!inGrid.has(t.id)) g.setNode(t.id, { width: NODE_W, height: NODE_H });
     for (const [parent, grid] of grids) {
@@ -180,11 +198,11 @@
     };
     const { width, height } = g.graph();
     const gridEdge = (e) => e.kind === "parent" && inGrid.has(e.to_id);
-    return { width, height, at: (id) => places.get(id), points, gridEdge };
+    return { width, height, at: (id) => places.get(id), points, gridEdge, grids: grids.size };
   }
 
-  function draw(graph, onOpen, aspect) {
-    const g = layout(graph, aspect);
+  function draw(graph, onOpen, view) {
+    const g = layout(graph, view);
     const { width, height } = g;
     const marker = (id) => svg("marker", {
       id, viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "12", markerHeight: "12",
@@ -204,7 +222,7 @@
     const nodes = graph.tasks.map((t) => {
       const { x, y, w, h, leaf } = g.at(t.id);
       const name = title(t);
-      const shown = clip(name, leaf ? 12 : 26);
+      const shown = clip(name, leaf ? 12 : 24);
       // the accessible name is the visible text itself; the tooltip has the whole title
       const node = svg("g", {
         class: `node${t.id === graph.root_id ? " root" : ""}${leaf ? " leaf" : ""}`, "data-id": t.id, "data-state": t.state,
@@ -216,8 +234,8 @@
       leaf ? svg("text", null, svg("tspan", { x: "7", y: "21", class: "name" }, shown),
         svg("tspan", { class: "state" }, t.state))
         : svg("text", null,
-          svg("tspan", { x: "10", y: "21", class: "name" }, shown), " ",
-          svg("tspan", { x: "10", y: "40", class: "state" }, t.state)));
+          svg("tspan", { x: "10", y: "23", class: "name" }, shown), " ",
+          svg("tspan", { x: "10", y: "46", class: "state" }, t.state)));
       const open = () => onOpen?.(t.id);
       node.addEventListener("click", open);
       node.addEventListener("keydown", (e) => {
@@ -225,7 +243,7 @@
       });
       return node;
     });
-    return svg("svg", {
+    const drawing = svg("svg", {
       class: "graph-drawing", width: "100%", height: "100%", "data-width": String(Math.ceil(width)),
       "data-height": String(Math.ceil(height)), preserveAspectRatio: "xMidYMid meet",
       viewBox: `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`, role: "group",
@@ -233,6 +251,7 @@
     },
     svg("defs", null, marker("graph-arrow"), marker("graph-arrow-dep")),
     svg("g", { class: "edges" }, edges), svg("g", { class: "nodes" }, nodes));
+    return { svg: drawing, at: g.at };
   }
 
   function legend() {
@@ -282,16 +301,33 @@
 
     get zoom() { return this.box ? this.stage.clientWidth / this.box.w : 1; }
 
-    // The whole drawing in the view, centred (never enlarged past 1.5).
-    fit() {
+    // The whole drawing in the view, centred (never enlarged past 1.5), where its labels
+    // read at 12 px or more so; else as wide as the view at a readable size at least, from
+    // the top (centred on `at`, the task it was opened on, when even that is too wide).
+    fit(at) {
       const svgEl = this.drawing;
       if (!svgEl) return;
       const W = +svgEl.dataset.width;
       const H = +svgEl.dataset.height;
       const cw = Math.max(this.stage.clientWidth, 1);
       const ch = Math.max(this.stage.clientHeight, 1);
-      const k = Math.min(cw / W, ch / H, 1.5);
-      this.set({ x: W / 2 - cw / k / 2, y: H / 2 - ch / k / 2, w: cw / k, h: ch / k });
+      const whole = Math.min(cw / W, ch / H, 1.5);
+      if (whole >= READABLE) {
+        this.set({ x: W / 2 - cw / whole / 2, y: H / 2 - ch / whole / 2, w: cw / whole, h: ch / whole });
+        return;
+      }
+      const k = Math.min(Math.max(cw / W, READABLE), 1.5);
+      const x = W * k <= cw ? W / 2 - cw / k / 2 : Math.min(Math.max((at?.x ?? W / 2) - cw / k / 2, 0), W - cw / k);
+      this.set({ x, y: 0, w: cw / k, h: ch / k });
+    }
+
+    // Brings a node into view (by panning) when it lies outside it.
+    reveal(node) {
+      const s = this.stage.getBoundingClientRect();
+      const b = node.getBoundingClientRect();
+      const dx = b.left < s.left ? s.left - b.left + 8 : b.right > s.right ? s.right - b.right - 8 : 0;
+      const dy = b.top < s.top ? s.top - b.top + 8 : b.bottom > s.bottom ? s.bottom - b.bottom - 8 : 0;
+      if (dx || dy) this.panBy(dx, dy);
     }
 
     zoomBy(f, at) {
@@ -350,7 +386,7 @@
       if (pan) this.panBy(...pan);
       else if (e.key === "+" || e.key === "=") this.zoomBy(STEP);
       else if (e.key === "-") this.zoomBy(1 / STEP);
-      else if (e.key === "0") this.fit();
+      else if (e.key === "0") this.fit(this.home);
       else return false;
       return true;
     }
@@ -395,9 +431,11 @@
         view.ids = new Set(graph.tasks.map((t) => t.id));
         const first = !stage.firstChild;
         const kept = camera.box;
-        const aspect = Math.max(stage.clientWidth, 1) / Math.max(stage.clientHeight, 1);
-        stage.replaceChildren(draw(graph, (id) => { choose(id); onOpen?.(id); }, aspect));
-        if (first || !kept) camera.fit(); else camera.set(kept);
+        const size = { w: Math.max(stage.clientWidth, 1), h: Math.max(stage.clientHeight, 1) };
+        const drawn = draw(graph, (id) => { choose(id); onOpen?.(id); }, size);
+        stage.replaceChildren(drawn.svg);
+        camera.home = drawn.at(graph.root_id);
+        if (first || !kept) camera.fit(camera.home); else camera.set(kept);
         choose(view.ids.has(view.chosen) ? view.chosen : graph.root_id);
         status.textContent = `${graph.tasks.length} tasks, ${graph.edges.length} edges`
           + (graph.truncated ? " (more tasks than shown)" : "");
@@ -433,7 +471,9 @@
 
     stage.addEventListener("focusin", (e) => {
       const node = e.target.closest?.(".node");
-      if (node) choose(node.dataset.id);
+      if (!node) return;
+      camera.reveal(node); // a node reached by Tab beyond the view comes into it
+      choose(node.dataset.id);
     });
     const loaded = load();
     view.events = new Events(token, onEvent, reload);
@@ -463,7 +503,7 @@
     const tools = el("div", { class: "graph-tools", role: "group", "aria-label": "zoom" },
       el("button", { type: "button", text: "+", "aria-label": "zoom in", onclick: () => camera()?.zoomBy(STEP) }),
       el("button", { type: "button", text: "−", "aria-label": "zoom out", onclick: () => camera()?.zoomBy(1 / STEP) }),
-      el("button", { type: "button", text: "Fit", "aria-label": "fit the graph to the view", onclick: () => camera()?.fit() }));
+      el("button", { type: "button", text: "Fit", "aria-label": "fit the graph to the view", onclick: () => { const c = camera(); c?.fit(c.home); } }));
     // the board's <main> is hidden while the graph shows: the graph is the page's main part
     const section = el("section", { class: "graph-view", role: "main", "aria-labelledby": "graph-heading" },
       el("header", { class: "graph-bar" }, heading, el("span", { class: "graph-keys", text: "wheel or + − to zoom, drag or arrows to pan, 0 to fit" }), tools, closer), body);

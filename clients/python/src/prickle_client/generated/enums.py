@@ -77,6 +77,12 @@ class GateEffect(str, Enum):
     hold = "hold"
 
 
+class InboxAsk(str, Enum):
+    approve_handoff = "approve_handoff"
+    decide_result = "decide_result"
+    answer = "answer"
+
+
 class Provenance(str, Enum):
     agent_generated = "agent_generated"
     from_approved_context = "from_approved_context"
