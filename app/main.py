@@ -50,13 +50,13 @@ from app.api.ws import (
     authenticate_connection,
     close_every_connection,
 )
-from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.errors import InvalidInput, Unauthenticated, Unavailable
 from app.events.hub import Hub
 from app.observability import drain, metrics, tracing
 from app.observability.context import current as current_request
 from app.observability.graphql import observing
 from app.observability.requests import RequestLog
+from app.request_size import MAX_BODY_BYTES, bounded, gone
 from app.service import fast as service_fast
 from app.service.auth import credentials_of
 from app.service.database import Store, migrate, replica

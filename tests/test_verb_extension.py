@@ -35,14 +35,14 @@ from app.service.unit import Moves, Step
 from app.service.verbs import registry
 
 DECLARATION = """
-from app.service import run
+from app.service import acts
 from app.service.arguments import Reason
 from app.service.verbs import declare
 
 pause_task = declare(
     "pause_task",
     Reason,
-    run.stop,
+    acts.stop,
     description="Pause the run.",
     guide="Pause your run; it waits on `stopped` until its owner resumes it.",
     destructive=True,

@@ -33,7 +33,7 @@ from app.storage.repositories.events import NOTIFY_CHANNEL
 from app.storage.repositories.projects import MEMBERS_CHANNEL
 from app.storage.repositories.tokens import TOKENS_CHANNEL
 from app.storage.store import Store
-from app.waiting import woken
+from app.wakeups import woken
 
 log = logging.getLogger(__name__)
 

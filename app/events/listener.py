@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from app.waiting import woken
+from app.wakeups import woken
 
 if TYPE_CHECKING:
     import asyncpg

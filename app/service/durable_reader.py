@@ -25,7 +25,7 @@ from app.domain.clock import new_id, now
 from app.storage.outage import quietly
 from app.storage.store import Store
 from app.storage.tx import Tx
-from app.waiting import woken
+from app.wakeups import woken
 
 log = logging.getLogger(__name__)
 

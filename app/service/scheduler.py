@@ -23,7 +23,7 @@ from app.service.schedules import on_change, run_due
 from app.settings import Settings
 from app.storage.outage import quietly
 from app.storage.store import Store
-from app.waiting import woken
+from app.wakeups import woken
 
 log = logging.getLogger(__name__)
 

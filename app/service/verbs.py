@@ -24,7 +24,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from app.domain.table import TableError, table
-from app.service import creation, results, run
+from app.service import acts, creation, results
 from app.service.arguments import (
     AnswerArgs,
     Args,
@@ -194,7 +194,7 @@ def declare(
 approve_handoff = declare(
     "approve_handoff",
     Reason,
-    run.approve,
+    acts.approve,
     description="The assignee's owner lets a held task through.",
     guide="Approve a task your gate held for you (state waiting, waiting_on owner_approval); "
     "the task is routed to its assignee.",
@@ -205,7 +205,7 @@ approve_handoff = declare(
 deny_task = declare(
     "deny_task",
     Reason,
-    run.deny,
+    acts.deny,
     description="The assignee's owner rejects a held or routed task.",
     guide="Deny a task handed to you (state routed) or held for your approval; it becomes "
     "`rejected` (final).",
@@ -231,7 +231,7 @@ start_task = declare(
 save_checkpoint = declare(
     "save_checkpoint",
     CheckpointArgs,
-    run.save_checkpoint,
+    acts.save_checkpoint,
     description="Not a move: replaces latest_checkpoint, spends one turn.",
     guide="Record where your work stands (replaces the task's latest checkpoint; spends one "
     "turn; the task stays where it is). Save one before a long step.",
@@ -241,7 +241,7 @@ save_checkpoint = declare(
 wait_on = declare(
     "wait_on",
     WaitOnArgs,
-    run.wait,
+    acts.wait,
     description="Wait on a human or (with `agent`) on an agent.",
     guide="Pause your task until it is answered; it becomes `waiting`. on=human: a person of "
     "the requester's side or your owner answers. on=agent: the agent named in `agent` answers "
@@ -253,7 +253,7 @@ wait_on = declare(
 answer = declare(
     "answer",
     AnswerArgs,
-    run.answer,
+    acts.answer,
     description="Resume a task waiting on a human or an agent.",
     guide="Answer the question of a task waiting on you (you are among its "
     "`question.answerers`); it resumes where it waited.",
@@ -262,7 +262,7 @@ answer = declare(
 stop_run = declare(
     "stop_run",
     Reason,
-    run.stop,
+    acts.stop,
     description="The assignee's owner stops the run; the task waits on `stopped`.",
     guide="Stop an agent's run on a task (its owner only); it waits on `stopped`.",
     destructive=True,
@@ -272,14 +272,14 @@ stop_run = declare(
 resume_run = declare(
     "resume_run",
     Args,
-    run.resume,
+    acts.resume,
     guide="Resume a stopped run (its owner only).",
     rank=60,
 )
 hand_back = declare(
     "hand_back",
     HandBackArgs,
-    run.hand_back,
+    acts.hand_back,
     description="Give the task back to the requester side, optionally with a checkpoint.",
     guide="Give a task back to its requester (declined, or you cannot finish it); it becomes "
     "`returned`, and the requester may reroute it.",
@@ -329,7 +329,7 @@ decide_result = declare(
 cancel_task = declare(
     "cancel_task",
     Reason,
-    run.cancel,
+    acts.cancel,
     guide="Call off a task you requested; it becomes `cancelled` (final).",
     destructive=True,
     rank=140,

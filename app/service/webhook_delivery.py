@@ -55,7 +55,7 @@ from app.service.webhooks import on_change
 from app.storage.archive import log_after
 from app.storage.store import Store
 from app.storage.tx import Tx
-from app.waiting import woken
+from app.wakeups import woken
 
 CONCURRENCY = 64  # requests in flight at once, per process
 BATCH = 100  # events read at a time for one webhook

@@ -38,10 +38,10 @@ from app.a2a.inbound.call import Call
 from app.a2a.inbound.card import agent_card
 from app.a2a.inbound.handler import Handler
 from app.a2a.inbound.push import SECRET_HEADER
-from app.bodies import MAX_BODY_BYTES, bounded, gone
 from app.domain.clock import parse_rfc3339
 from app.domain.errors import InvalidInput, ProtocolError, Unauthenticated
 from app.domain.principals import AGENT_ID
+from app.request_size import MAX_BODY_BYTES, bounded, gone
 from app.service import reads
 from app.service.admin import agent_card_public
 from app.service.auth import authenticate, credential_for

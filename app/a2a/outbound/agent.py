@@ -17,7 +17,7 @@ from app.domain.events import Event
 from app.domain.remote_agents import RemoteAgent
 from app.storage.archive import log_after
 from app.storage.store import Store
-from app.waiting import woken
+from app.wakeups import woken
 
 log = logging.getLogger(__name__)
 

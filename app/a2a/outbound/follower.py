@@ -31,7 +31,7 @@ from app.service import reads, verbs
 from app.service.inputs import CheckpointInput, ResultInput
 from app.storage.outage import quietly
 from app.storage.store import Store
-from app.waiting import woken
+from app.wakeups import woken
 
 log = logging.getLogger(__name__)
 

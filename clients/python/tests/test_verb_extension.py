@@ -19,14 +19,14 @@ from harness import ROOT, Server, free_port, running
 from test_mcp import PRICKLE_MCP, over_stdio, value
 
 DECLARATION = """
-from app.service import run
+from app.service import acts
 from app.service.arguments import Reason
 from app.service.verbs import declare
 
 pause_task = declare(
     "pause_task",
     Reason,
-    run.stop,
+    acts.stop,
     alone=True,
     description="Pause the run.",
     guide="Pause your run; it waits on `stopped` until its owner resumes it.",
