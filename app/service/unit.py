@@ -150,20 +150,20 @@ class Verb(Generic[A]):
             answered = await self.replay(store, actor, task_id, args)
             if answered is not None:
                 return answered
-        opening = _Opening(actor, task_id, self.name, expected_version, self.result_rules)
-        return await run_verb(store, opening, self.act or _only_move, args)
+        call = _Call(actor, task_id, self.name, expected_version, self.result_rules)
+        return await run_verb(store, call, self.act or _only_move, args)
 
 
 async def _only_move(step: Step[A]) -> None:
     step.move(note=step.args.note)
 
 
-async def run_verb(store: Store, opening: _Opening, act: VerbAct[A], args: A) -> Task:
+async def run_verb(store: Store, call: _Call, act: VerbAct[A], args: A) -> Task:
     """The verb's command (`_command`), in a `prickle.move` span (task id, verb, from and to
     state) when traces are on (app/spans.py)."""
     if not spans.enabled():
-        return await store.command(lambda tx: _command(tx, opening, act, args))
-    verb, task_id = opening.verb, opening.task_id
+        return await store.command(lambda tx: _command(tx, call, act, args))
+    verb, task_id = call.verb, call.task_id
     with spans.span("prickle.move", **{"prickle.task_id": task_id, "prickle.verb": verb}) as s:
 
         async def traced(step: Step[A]) -> None:
@@ -171,26 +171,27 @@ async def run_verb(store: Store, opening: _Opening, act: VerbAct[A], args: A) ->
             await act(step)
             s.set_attribute("prickle.to_state", step.task.state)
 
-        return await store.command(lambda tx: _command(tx, opening, traced, args))
+        return await store.command(lambda tx: _command(tx, call, traced, args))
 
 
-async def _command(tx: Tx, opening: _Opening, act: VerbAct[A], args: A) -> Task:
+async def _command(tx: Tx, call: _Call, act: VerbAct[A], args: A) -> Task:
     """Load and check the task, let `act` move it, resume a waiting parent, save."""
-    task, version, recorded = await opening.open(tx)
-    await act(Step(tx, task, recorded, opening.actor, opening.verb, args))
+    task, version, recorded = await call.open(tx)
+    await act(Step(tx, task, recorded, call.actor, call.verb, args))
     if not may_resume_parent(task):
         await tx.tasks.save(task, version, recorded.events)
         return task
     await tx.tasks.save(task, version)  # first: the parent reads its children's states
-    await resume_parent(tx, task, opening.verb, recorded)
+    await resume_parent(tx, task, call.verb, recorded)
     await tx.events.append(recorded.events)
     return task
 
 
 @dataclass(frozen=True, slots=True)
-class _Opening:
-    """What a verb's command opens with. `result_rules`: its act reads the requester's
-    owner's result rules, read with the task."""
+class _Call:
+    """A verb as called, before its transaction (`Step` is the call inside it): who calls it,
+    on which task, expecting which version; `open` loads and checks the task. `result_rules`:
+    its act reads the requester's owner's result rules, read with the task."""
 
     actor: Principal
     task_id: str

@@ -68,7 +68,7 @@ from app.storage.pooling import (
     pooled,
     session_settings,
 )
-from app.storage.repositories.base import Horizon, TxConnection
+from app.storage.repositories.base import SafeBound, TxConnection
 from app.storage.shared_read import shared_of, sharing
 from app.storage.tx import Tx
 
@@ -153,7 +153,7 @@ class Store:
         self._direct_engine: AsyncEngine | None = None
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None
         self._write_lock = asyncio.Lock() if self.sqlite else None  # SQLite: one write at a time
-        self.horizon = Horizon()  # the event log's safe bound, as far as proven (PostgreSQL)
+        self.safe_bound = SafeBound()  # the event log's safe bound, as far as proven (PostgreSQL)
         self.commit_listeners: list[Callable[[int], None]] = []
         # PostgreSQL: whether a writing transaction tells the other processes of its seqs
         # itself (pg_notify, at its commit); a hub announcing for it turns this off
@@ -441,7 +441,7 @@ class Store:
                     yield self._tx(conn)
 
     def _tx(self, conn: TxConnection) -> Tx:
-        return Tx(conn, self.sqlite, self.horizon, self.announces)
+        return Tx(conn, self.sqlite, self.safe_bound, self.announces)
 
     def watch(self) -> None:
         """Start the probe that keeps `health` told whether the database answers."""

@@ -17,7 +17,7 @@ from sqlalchemy import Table, text
 from app.domain.gate import GateRule
 from app.domain.policy import ResultRule
 from app.storage.repositories.approvals import Approvals
-from app.storage.repositories.base import Horizon, TxConnection
+from app.storage.repositories.base import SafeBound, TxConnection
 from app.storage.repositories.erasures import Erasures
 from app.storage.repositories.events import Events
 from app.storage.repositories.inbox import Inbox
@@ -41,12 +41,12 @@ class Tx:
         self,
         conn: TxConnection,
         sqlite: bool,
-        horizon: Horizon | None = None,
+        safe_bound: SafeBound | None = None,
         announces: bool = True,
     ) -> None:
         self.conn = conn
         self.sqlite = sqlite
-        self.horizon = horizon if horizon is not None else Horizon()
+        self.safe_bound = safe_bound if safe_bound is not None else SafeBound()
         self.announces = announces  # PostgreSQL: its events' statement sends pg_notify
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
         # a read replica's transaction: the standby's replay position at its start

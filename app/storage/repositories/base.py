@@ -24,20 +24,20 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Horizon:
+class SafeBound:
     """The highest safe bound this process has proven (PostgreSQL); it only grows. With each
     bound proven on the primary, the primary's WAL insert position at the proof: every
     event at or below the bound had committed before it, so a standby that has replayed
     that position holds them all (`replayed`: a read replica's bound, app/storage/replica.py)."""
 
-    safe: int = 0
+    highest: int = 0
     proofs: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=PROOFS))
 
     def proven(self, bound: int, position: int | None = None) -> int:
-        self.safe = max(self.safe, bound)
-        if position is not None and (not self.proofs or self.proofs[-1][0] < self.safe):
-            self.proofs.append((self.safe, position))
-        return self.safe
+        self.highest = max(self.highest, bound)
+        if position is not None and (not self.proofs or self.proofs[-1][0] < self.highest):
+            self.proofs.append((self.highest, position))
+        return self.highest
 
     def replayed(self, position: int) -> int:
         """The highest bound proven at or before WAL `position` (0 if none is known): on a
@@ -94,7 +94,7 @@ class UnitOfWork(Protocol):
 
     conn: TxConnection
     sqlite: bool
-    horizon: Horizon
+    safe_bound: SafeBound
     announces: bool
     event_bound: int | None
     replayed: int | None  # a read replica's transaction: the replay position at its start

@@ -14,13 +14,13 @@ at or below which nothing can still commit (docs/events.md has the argument):
 
 Usually none is running below N (the snapshot says so: one round trip), or those running
 end within a few milliseconds (`pg_stat_activity`'s `backend_xid`); if not within
-`WAIT_SECONDS`, the bound stays at the last one proven (`Horizon.safe`). A transaction
+`WAIT_SECONDS`, the bound stays at the last one proven (`SafeBound.highest`). A transaction
 computes its bound once (`age()` reads N once per transaction).
 
 A read replica's transaction (`Tx.replayed`: the standby's replay position) proves nothing
 there (a standby's sequence runs ahead of the draws, and it sees none of the primary's
 running transactions): its bound is the highest the primary proved at a WAL position the
-standby has replayed (`Horizon.replayed`).
+standby has replayed (`SafeBound.replayed`).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ _LAST_DRAWN = text(f"SELECT coalesce(pg_sequence_last_value('{SEQUENCE}'), 0)")
 # transaction (or from this transaction's own id, when it has one: then no proof here);
 # and whether no transaction at all is running below N (the snapshot's oldest running)
 # (and the primary's WAL insert position: past every commit the snapshot saw, for a
-# standby's bound, `Horizon.replayed`)
+# standby's bound, `SafeBound.replayed`)
 _NEXT_XID = text(
     "SELECT pg_current_xact_id_if_assigned() IS NOT NULL,"
     " age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0,"
@@ -226,19 +226,19 @@ class Events(Repository):
     async def _safe_bound(self) -> int:
         if self.tx.event_bound is None:
             if self.tx.replayed is not None:  # a standby's: what the primary proved before
-                self.tx.event_bound = self.tx.horizon.replayed(self.tx.replayed)
+                self.tx.event_bound = self.tx.safe_bound.replayed(self.tx.replayed)
             else:
                 self.tx.event_bound = await self._prove_bound()
         return self.tx.event_bound
 
     async def _prove_bound(self) -> int:
-        horizon, conn = self.tx.horizon, self.tx.conn
+        safe_bound, conn = self.tx.safe_bound, self.tx.conn
         drawn: int = (await conn.execute(_LAST_DRAWN)).scalar_one()
-        if drawn <= horizon.safe:
-            return horizon.safe
+        if drawn <= safe_bound.highest:
+            return safe_bound.highest
         has_xid, none_running, position = (await conn.execute(_NEXT_XID)).one()
         if has_xid:
-            return horizon.safe
+            return safe_bound.highest
         deadline = time.monotonic() + WAIT_SECONDS
         while not none_running:
             await conn.execute(_FORGET_ACTIVITY)
@@ -247,6 +247,6 @@ class Events(Repository):
             if none_running:
                 break
             if time.monotonic() >= deadline:
-                return horizon.safe
+                return safe_bound.highest
             await asyncio.sleep(POLL_SECONDS)
-        return horizon.proven(drawn, position)
+        return safe_bound.proven(drawn, position)
