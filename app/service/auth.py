@@ -12,7 +12,7 @@ may still be on its way.
   of microseconds, no transaction) and uses the entry only while it is unchanged; after any
   commit elsewhere it reads the token's row again, in a read transaction of its own.
 - On PostgreSQL there is no such number to read for nothing: every request reads its
-  token's row, one statement without BEGIN and COMMIT (`Store.read(alone=True)`).
+  token's row, one statement without BEGIN and COMMIT (`Store.fresh_read`).
 - An expired token is refused by the clock.
 
 What holds a token open (a WebSocket connection, a stream over SSE or A2A:
@@ -243,7 +243,7 @@ async def _look_up(
     read, so it sees at least what the version stands for); kept, marked with `version`,
     unless a revocation was heard meanwhile. A token known before keeps its last use."""
     epoch = credentials.epoch
-    async with store.read(alone=True) as tx:
+    async with store.fresh_read() as tx:
         stored = await tx.tokens.by_digest(digest)
     if stored is None or not hmac.compare_digest(stored.token_sha256, digest):
         credentials.known.pop(digest, None)

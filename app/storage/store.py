@@ -285,6 +285,12 @@ class Store:
             return self._guarded(shared.tx())
         return self._guarded(self._transaction(write=False))
 
+    def fresh_read(self) -> AbstractAsyncContextManager[Tx]:
+        """A read of one statement that sees every commit made before it began: never the
+        shared read, and on PostgreSQL's fast path without BEGIN and COMMIT
+        (`read(alone=True)`)."""
+        return self.read(alone=True)
+
     def _primary_read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]:
         """A read transaction of its own on the primary, never a shared one."""
         if self.fast:
