@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     except TableError as error:
         print(f"prickle: the transition table: {error}", file=sys.stderr)
         return 2
-    except SettingError as error:  # a setting's flag or variable (app/settings.py)
+    except SettingError as error:  # a setting's flag or variable (`app.settings`)
         print(f"prickle: {error}", file=sys.stderr)
         return 2
     except DatabaseSettingError as error:  # found at start: a pooler, a direct URL, a budget
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the GraphQL server (migrates on start)")
-    add_flags(serve)  # every setting with a flag (app/settings.py), each also its PRICKLE_*
+    add_flags(serve)  # every setting with a flag (`app.settings`), each also its PRICKLE_*
     serve.set_defaults(run=_serve)
     config = commands.add_parser(
         "config",

@@ -43,7 +43,7 @@ log = logging.getLogger("app.cors")
 PATHS = ("/graphql", "/a2a")
 METHODS = ("GET", "POST", "OPTIONS")
 # What our clients and the usual GraphQL and A2A clients send: the bearer token, JSON bodies
-# and their Accept, the request id (app/observability/requests.py), an event stream's
+# and their Accept, the request id (`RequestLog`), an event stream's
 # resumption (graphql-sse, A2A: Last-Event-ID; graphql-sse's single connection mode:
 # X-GraphQL-Event-Stream-Token), Apollo Client's own headers, A2A's version and extensions.
 HEADERS = (

@@ -1,7 +1,7 @@
 """GraphiQL at `GET /graphql` (a browser asking for HTML), served from this server alone.
 
 The page (app/static/graphiql/) loads React, GraphiQL and its explorer plugin from /vendor
-(app/vendor.py) under the same strict Content-Security-Policy as the board, so it works
+(`app.vendor`) under the same strict Content-Security-Policy as the board, so it works
 where the internet does not reach. Without the vendored files it says how to fetch them.
 """
 

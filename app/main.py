@@ -89,12 +89,12 @@ class GraphQLApp(GraphQL[Context, None]):
         return context
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
-        sse.number_next(request)  # an event stream's next `id:` (app/api/sse.py)
+        sse.number_next(request)  # an event stream's next `id:` (`EventStream`)
         retry_after = errors.unavailable_for(result.errors, result.data)
         request.state.retry_after = retry_after
         processed = await super().process_result(request, result)
         if getattr(request.state, "media", None) == media.GRAPHQL_RESPONSE:
-            # GraphQL over HTTP (app/api/media.py): a request error has no `data`, and 400
+            # GraphQL over HTTP (`negotiate`): a request error has no `data`, and 400
             if retry_after is None and media.before_execution(result.data, result.errors):
                 processed.pop("data", None)
                 request.state.status = 400
@@ -116,14 +116,14 @@ class GraphQLApp(GraphQL[Context, None]):
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """GraphiQL's page for a GET without a document: not for one that names its document
-        by an id (app/api/persisted.py)."""
+        by an id (`Documents`)."""
         named = ("documentId", "doc_id", "extensions")
         return super().should_render_graphql_ide(request) and not any(
             n in request.query_params for n in named
         )
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        """Our GraphiQL page, every library served from here (app/graphiql.py)."""
+        """Our GraphiQL page, every library served from here (`app.graphiql`)."""
         return graphiql.page()
 
     def encode_json(self, data: object) -> str:
@@ -139,7 +139,7 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def parse_http_body(self, request: Any) -> Any:
         """The request, its document taken from its persisted id where it names one
-        (app/api/persisted.py); a refusal there is raised before anything runs."""
+        (`Documents`); a refusal there is raised before anything runs."""
         data = await super().parse_http_body(request)
         documents: persisted.Documents = self.documents
         if isinstance(data, list):
@@ -167,7 +167,7 @@ class GraphQLApp(GraphQL[Context, None]):
 
     def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
         """Strawberry's check of a page on another origin: the origins of --cors-origins
-        (app/cors.py, which has refused the others before this)."""
+        (`Cors`, which has refused the others before this)."""
         origins: cors.Origins = request.app.state.cors_origins
         return origins.allows(origin)
 
@@ -188,7 +188,7 @@ class GraphQLApp(GraphQL[Context, None]):
         await super().__call__(scope, receive, send)
 
     async def _answer(self, request: Request) -> Response:
-        """Strawberry's answer, in the media type `Accept` asks for (app/api/media.py); a
+        """Strawberry's answer, in the media type `Accept` asks for (`negotiate`); a
         request it refuses gets a GraphQL error (invalid_input) instead of plain text, with
         Strawberry's status."""
         chosen = None
@@ -232,7 +232,7 @@ class GraphQLApp(GraphQL[Context, None]):
 
 class FastGraphQLApp(GraphQLApp):
     """The app with its schema's fast paths: subscription events sent past Strawberry's
-    stream on graphql-transport-ws (app/api/fast/delivery.py)."""
+    stream on graphql-transport-ws (`DeliveringHandler`)."""
 
     graphql_transport_ws_handler_class = DeliveringHandler
 
@@ -272,9 +272,9 @@ def create_app(
     documents: persisted.Documents | None = None,
 ) -> Starlette:
     """The app on `database_url`, limiting each principal to `rate` mutations a second
-    (a burst of twice that; 0: no limit); pages of `cors_origins` may call it (app/cors.py;
+    (a burst of twice that; 0: no limit); pages of `cors_origins` may call it (`Cors`;
     None: the server's own origin only); `documents`: the persisted documents it knows, and
-    whether it runs only those (app/api/persisted.py)."""
+    whether it runs only those (`Documents`)."""
     origins = cors_origins or cors.Origins()
     service_fast.install()  # the storage's fast paths: its stores take them
 
@@ -357,7 +357,7 @@ def _middleware(origins: cors.Origins) -> list[Middleware]:
 
 
 class ReadsAfterWrites:
-    """With a read replica (app/storage/replica.py): who each HTTP request is (its
+    """With a read replica (storage's `Replica`): who each HTTP request is (its
     Authorization header), so that its reads see its own writes, and the floor it carries
     in `Prickle-Position` (what a response of this process or another answered it); every
     response to a client with a floor answers it in that header."""
@@ -440,7 +440,7 @@ def _database(request: Request) -> str:
 
 
 def app_from_environment() -> Starlette:
-    """The uvicorn factory: the app of this process's settings (app/settings.py: those
+    """The uvicorn factory: the app of this process's settings (`app.settings`: those
     `prickle serve` handed its workers): its database, mutation rate limit, the origins
     whose pages may call it, its persisted documents."""
     _collect_garbage_less_often()

@@ -31,7 +31,7 @@ FACTORY = "app.main:app_from_environment"
 
 
 def serve(settings: Settings) -> int:
-    """Run the server with `settings` (app/settings.py: each value already checked). A line
+    """Run the server with `settings` (`app.settings`: each value already checked). A line
     per request (`access_log`) is off unless asked for: under load, formatting and writing it
     cost the server about a twentieth of its CPU (docs/performance.md). Its workers are
     handed the same settings (`hand_to_workers`), with the trusted documents' path made
@@ -95,7 +95,7 @@ def _run(host: str, port: int, workers: int, logging: dict[str, Any], graceful: 
         ws=_websockets_protocol(),
         ws_per_message_deflate=False,  # see _websockets_protocol
         log_config=logging,
-        access_log=False,  # the app's own request line (app/observability/requests.py)
+        access_log=False,  # the app's own request line (`RequestLog`)
         proxy_headers=False,
         timeout_graceful_shutdown=graceful,
     )

@@ -10,7 +10,7 @@ over the variable, which wins over the default; an unset or empty variable is th
 `read` is the one reading of them; `prickle` reads them once at start (`use`), hands them to
 `serve`'s workers as JSON in one variable (`hand_to_workers`), and every other module of the
 server asks `current()` (this module is the only one of app/ that reads the environment,
-`tests/test_settings.py`). A bad value is a `SettingError` naming the setting and the value.
+as the settings' tests check). A bad value is a `SettingError` naming the setting and the value.
 `prickle config` prints them all (`describe`), with where each came from, secrets masked.
 
 A new setting is its field here and its use.

@@ -2,7 +2,7 @@
 
 A leaf: it imports nothing of the server, so any layer may open a span (the service opens
 `prickle.move`). Installing the tracer and its exporters, and tracing the ASGI app,
-Strawberry and SQLAlchemy, is app/observability/tracing.py's, which app/main.py calls.
+Strawberry and SQLAlchemy, is the tracing module's (`setup`), which the app calls.
 When traces are off nothing of OpenTelemetry is imported.
 """
 

@@ -1,7 +1,7 @@
 """The browser libraries under /vendor/<file>: React, GraphiQL, dagre, axe-core.
 
 They are not committed: scripts/vendor.py takes them from npm, pinned by version and
-integrity in app/static/vendor.json, into app/static/vendor/ (scripts/install.sh runs it).
+integrity in the static `vendor.json`, into the static `vendor/` (scripts/install.sh runs it).
 Without them the server still serves everything else, and the pages that need them say
 how to fetch them (`missing()`).
 """

@@ -3,7 +3,7 @@
 Over HTTP the caller's token is in the `Authorization` header; over WebSockets it is in
 the `connection_init` payload (`{"Authorization": "Bearer <token>"}`), which arrives after
 the context is made, so authentication happens on first use: once per request, or once
-per WebSocket connection (whose `credential` app/api/ws.py then registers, so that the
+per WebSocket connection (whose `credential` the WebSocket handler then registers, so that the
 connection is closed when its token is revoked).
 """
 

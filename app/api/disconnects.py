@@ -1,6 +1,7 @@
 """A client that went away: a send to a WebSocket (or a stream) it had already closed.
 
-Normal, not a fault: app/api/errors.py logs no traceback for it, app/api/ws.py lets it go.
+Normal, not a fault: the API's error answer logs no traceback for it, the WebSocket handler
+lets it go.
 """
 
 from __future__ import annotations

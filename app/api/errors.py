@@ -40,7 +40,7 @@ log = logging.getLogger("app.api")
 INTERNAL = "internal"
 
 # The messages of Strawberry's QueryDepthLimiter and MaxAliasesLimiter, and of the
-# parser's token limit (MaxTokensLimiter); tests/test_api_limits.py keeps them honest.
+# parser's token limit (MaxTokensLimiter); the API's limit tests keep them honest.
 _TOO_COMPLEX = re.compile(
     r"exceeds maximum operation depth|aliases found\. Allowed|contains more than \d+ tokens"
 )

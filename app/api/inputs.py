@@ -120,4 +120,4 @@ INPUTS: tuple[type, ...] = (
     ResultRuleInput,
     ScheduleInput,
 )
-"""Every input type (app/api/fast/inputs.py builds each by a plan of its own)."""
+"""Every input type (the fast path's inputs build each by a plan of its own)."""

@@ -15,7 +15,7 @@ response's media type chosen from the request's `Accept`, and the status that go
   for a document that does not parse or validate, as the specification's audits expect of
   `application/json`.
 - An `Accept` that names neither (nor a wildcard, nor `text/event-stream`, which asks for
-  the subscription stream: app/api/sse.py) is answered 406 `not_acceptable`; nothing runs.
+  the subscription stream: `EventStream`) is answered 406 `not_acceptable`; nothing runs.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Every Mutation field spends one of its caller's tokens before its resolver runs
 Strawberry; `schema` is the one `PRICKLE_FAST_PATHS` and the compat check ask for.
 `prickle schema` prints `sdl()`; the committed schema.graphql must equal it.
 
-What observes the requests (metrics, the log line, traces) is not the API's: app/main.py
+What observes the requests (metrics, the log line, traces) is not the API's: the app
 builds the app's schema with it (`build(extensions=...)`). `schema` here has none.
 """
 

@@ -12,7 +12,7 @@ this module adds what the task server needs on top:
 - a request with `Last-Event-ID` resumes after that cursor: the header takes the place
   of the subscription's `after` argument (`resumes_after`), so a reconnect continues
   with no gap and no duplicate;
-- the caller authenticates before the stream opens (app/main.py): without a valid
+- the caller authenticates before the stream opens (`GraphQLApp.get_context`): without a valid
   bearer token the answer is 401 with a GraphQL error `unauthenticated`, not a stream;
 - a principal holds at most `PRICKLE_STREAMS_PER_PRINCIPAL` (default 100) live
   subscriptions over SSE in a process (each SSE connection holds one: the distinct
@@ -20,7 +20,7 @@ this module adds what the task server needs on top:
   `next` message with the error `rate_limited`, then `complete`;
 - a stream ends with the error `unauthenticated` the moment the token that opened it is
   revoked or expires, as a WebSocket connection is closed then, and just ends when the
-  server drains (app/service/holders.py's `until_revoked`, which A2A's streams use too);
+  server drains (the service's `until_revoked`, which A2A's streams use too);
 - idle streams get a comment (`: ping`) every `PRICKLE_PING_SECONDS` (default 15), so
   that proxies keep them open.
 

@@ -59,7 +59,7 @@ class Subscription:
         with sse.stream_place(ctx.request, viewer):
             stream = events_for(ctx.hub, ctx.store, viewer, filters, start)
             if sse.is_event_stream(ctx.request):
-                assert ctx.credential is not None  # authenticated before it opened (app/main.py)
+                assert ctx.credential is not None  # authenticated before it opened (by the app)
                 stream = until_revoked(stream, ctx.store, ctx.credential)
             send = Senders.direct()
             try:
@@ -96,7 +96,7 @@ class Subscription:
         with sse.stream_place(ctx.request, viewer):
             stream = batches_for(ctx.hub, ctx.store, viewer, filters, start, size, fields)
             if sse.is_event_stream(ctx.request):
-                assert ctx.credential is not None  # authenticated before it opened (app/main.py)
+                assert ctx.credential is not None  # authenticated before it opened (by the app)
                 stream = until_revoked(stream, ctx.store, ctx.credential)
             try:
                 async for batch in stream:

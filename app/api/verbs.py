@@ -9,7 +9,7 @@ builds the arguments, calls the verb with the caller and returns the task.
 Two documents per verb derive from the same: `operation_document`, the one graphql/mutations/
 holds (`prickle schema --documents graphql/mutations` writes them; a test holds them fresh),
 and `form_document`, the one a form sends (`TaskVerb.document`), which the server always
-trusts (app/api/persisted.py).
+trusts (`Documents`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ holding the most operations it may gets an `error` with code `rate_limited` for 
 one, and stays open: completing an operation frees its place.
 
 Each acknowledged connection is registered by the id of the token that opened it
-(app/service/holders.py); the moment this process hears that the token was revoked, or when
+(the service's `Holders`); the moment this process hears that the token was revoked, or when
 the token expires, the connection is closed with 4403 (both subprotocols). Each operation
 a connection sends proves its token again first: one sent after the token's revocation
 returned is not run, and the connection is closed with 4403 then.
@@ -126,7 +126,7 @@ def limit_error(limit: int) -> GraphQLFormattedError:
 
 def persisted_refusal(view: Any, payload: Any) -> GraphQLFormattedError | None:
     """A subscribe message's document taken from its persisted id, in place
-    (app/api/persisted.py), or the refusal to send instead of running it."""
+    (`Documents`), or the refusal to send instead of running it."""
     documents: persisted.Documents | None = getattr(view, "documents", None)
     if documents is None or not isinstance(payload, dict):
         return None

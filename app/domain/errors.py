@@ -10,18 +10,18 @@
     │   ├── Conflict              conflict
     │   ├── TurnBudgetExhausted   turn_budget_exhausted
     │   ├── Unavailable           unavailable; carries retry_after and outcome (none |
-    │   │                         unknown): the database could not be used (app/storage/outage.py)
+    │   │                         unknown): the database could not be used (storage's `Health`)
     │   ├── CursorArchived        cursor_archived; carries the oldest cursor still served
-    │   ├── RateLimited           rate_limited        (the API's own: app/api/errors.py)
-    │   └── QueryTooComplex       query_too_complex   (the API's own: app/api/errors.py)
-    ├── TableError                a transition table that breaks an invariant (app/domain/table.py)
+    │   ├── RateLimited           rate_limited        (the API's own)
+    │   └── QueryTooComplex       query_too_complex   (the API's own)
+    ├── TableError                a transition table that breaks an invariant (`Table`)
     └── FellBehind                a subscriber whose queue overflowed; carries the cursor
-                                  `after` to resume from (app/events/hub.py)
+                                  `after` to resume from (the event hub)
 
 A refused call changes nothing: every ProtocolError is raised before the transaction
 commits, but for an Unavailable whose outcome is `unknown` (the database's answer to the
 commit was lost: the change may have been made). How an error reaches a client (its
-GraphQL `extensions`, the HTTP answer) is decided in one place, app/api/errors.py.
+GraphQL `extensions`, the HTTP answer) is decided in one place, the API's errors (`app.api.errors`).
 """
 
 from __future__ import annotations

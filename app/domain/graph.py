@@ -1,7 +1,7 @@
 """A task's graph: the task, its ancestors and descendants, and the tasks they depend on or
 that depend on them, with the edges among them.
 
-Which tasks belong is decided in SQL (app/storage/graph.py); the edges follow from the tasks
+Which tasks belong is decided in SQL (storage's recursive walk); the edges follow from the tasks
 themselves, each task naming its parent (`parent_task_id`) and what it waits for
 (`packet.depends_on`).
 """

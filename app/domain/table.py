@@ -1,6 +1,6 @@
 """The transition table as data: loaded once from the project's copy, validated on load.
 
-The project's copy of the protocol's table (`app/domain/protocol/transitions.json`) adds the
+The project's copy of the protocol's table (`transitions.json`, beside the domain) adds the
 rules the server enforces to the protocol's moves:
 
 - each move's `rules`: who may make it by which verb, e.g.

@@ -9,7 +9,7 @@ A serving process announces instead (`Hub.start` turns `Store.announces` off): a
 commit, its newest seq is sent by one `pg_notify` of its own; commits made while one is on
 its way, or within `ANNOUNCE_SECONDS` after it, are told together by the next. The
 notification is only a wake-up: a listener reads the log itself, up to its safe bound
-(app/storage/repositories/events.py), whatever seq it was told. Other processes therefore
+(the log's repository, `Events`), whatever seq it was told. Other processes therefore
 hear of a commit at most `ANNOUNCE_SECONDS` and a round trip later than before. If an
 announcement is lost (the database away, the process killed between its commit and its
 announcement), the listeners' poll finds the events (`Hub.poll_seconds`).

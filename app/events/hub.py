@@ -1,13 +1,13 @@
 """The hub: tails the event log in seq order and hands each event to matching subscribers.
 
 Writers in this process wake it after their commit; on PostgreSQL, a LISTEN connection
-(app/events/listener.py) wakes it for commits made by other processes (which their hubs
-announce: `Announcer`, app/events/announcer.py); a slow poll covers anything missed. The hub
+(`Listener`) wakes it for commits made by other processes (which their hubs
+announce: `Announcer`); a slow poll covers anything missed. The hub
 never skips a seq: it reads the log itself, only up to the bound below which nothing can
-still commit (app/storage/repositories/events.py; docs/events.md).
+still commit (the log's repository, `Events`; docs/events.md).
 
 The hub also hears of tokens revoked by other processes and tells `revocation_listeners`
-(app/service/auth.py's cache): on PostgreSQL by a second channel on the same LISTEN
+(the service's `Credentials`): on PostgreSQL by a second channel on the same LISTEN
 connection, `prickle_tokens`, whose payload is the revoked ids; after a reconnection, when
 some may have been missed, with None. On SQLite the only other process that revokes is
 `prickle token revoke`; a poll of the revocation count notices it (None as well).
@@ -242,7 +242,7 @@ class Hub:
         follow a missed announcement) to the log's. On PostgreSQL the announced seq may have
         lower ones still in flight: the first subscriber settles the head (`subscribe`).
         With a read replica the log's bound is proven at every wake all the same: a
-        standby's reads of the log go as far as the bounds proven here (app/storage/replica.py)."""
+        standby's reads of the log go as far as the bounds proven here (storage's `Replica`)."""
         if self._unsure or self.store.replica is not None:
             async with self.store.read() as tx:
                 self.committed = max(self.committed, await tx.events.last_seq())

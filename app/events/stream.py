@@ -4,7 +4,7 @@ event at a time (`events_for`) or in lists of up to a size (`batches_for`).
 Visibility is the domain's rule (`app.domain.visibility.sees`) with the subscriber's project
 memberships as they are now (kept current by the hub's `Memberships`). A replayed event is
 judged by its task as it is now, as HTTP `task_events` judges it (in SQL, the rule's SQL
-form: app/storage/event_reads.py); a live event by its task as the event left it, which is
+form: storage's `event_pages`); a live event by its task as the event left it, which is
 the task as it is at the moment the event happens.
 """
 

@@ -1,9 +1,9 @@
 """What the server knows about the request being served, for its log line and its metrics.
 
-The request middleware (app/observability/requests.py) opens a `Handled` for each HTTP
-request and WebSocket connection; the schema extension (app/observability/graphql.py)
+The request middleware (`RequestLog`) opens a `Handled` for each HTTP
+request and WebSocket connection; the schema extension (`observing`)
 fills in the principal, the operation and the error code. Every log line written while it
-is open carries its request id (app/observability/logs.py).
+is open carries its request id (`RequestIdFilter`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The schema extension that tells the request's log line and the metrics what was done:
 the principal, the operation (its root fields), the error code, the time it took.
 
-Which code an error is answered with is the API's to say (app/api/errors.py): app/main.py
+Which code an error is answered with is the API's to say (`app.api.errors`): the app
 hands its coder over (`observing(errors.graphql_code)`), and this package imports nothing
 of the API.
 """

@@ -7,8 +7,8 @@ Then the ASGI app, Strawberry (a span per operation and resolver, without argume
 and SQLAlchemy are traced, and each move made through a verb has a `prickle.move` span with
 `prickle.task_id`, `prickle.verb`, `prickle.from_state` and `prickle.to_state`.
 
-Whether they are on, and the span helper the service uses, are app/spans.py's (a leaf any
-layer may import); this module installs the tracer and instruments the app, as app/main.py
+Whether they are on, and the span helper the service uses, are `app.spans`'s (a leaf any
+layer may import); this module installs the tracer and instruments the app, as the app
 asks. When traces are off nothing of OpenTelemetry is imported.
 Needs the `otel` extra (`pip install 'prickle[otel]'`); `otlp` also needs an exporter package
 (opentelemetry-exporter-otlp).

@@ -1,5 +1,5 @@
 """The acts of the assignee's run and of the owners around it: what each verb does beyond
-its move (declared in app/service/verbs.py)."""
+its move (declared in the verbs' registry)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`prickle events archive`: the events of tasks that ended before a date moved out of the
-event log (app/storage/archive.py), to `events_archive` or a JSON Lines file."""
+event log (storage's `archive`), to `events_archive` or a JSON Lines file."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ in their order, their defaults the arguments' defaults.
 `check()` refuses a bad argument before anything is read or written; what it works out on
 the way (a result's checked submission) it keeps for the verb's act. A field whose GraphQL
 type differs from its Python one names a type of app.service.inputs, or one of the choices
-below; the API maps each to its GraphQL type (app/api/verbs.py).
+below; the API maps each to its GraphQL type (the API's verbs).
 """
 
 from __future__ import annotations

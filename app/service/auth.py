@@ -16,9 +16,9 @@ may still be on its way.
 - An expired token is refused by the clock.
 
 What holds a token open (a WebSocket connection, a stream over SSE or A2A:
-app/service/holders.py) is closed on revocation as this process hears of it: at once for a
+`Holders`) is closed on revocation as this process hears of it: at once for a
 revocation it made itself (`announce_revoked`, after the commit); from the event hub for
-other processes' (app/events/hub.py: a NOTIFY on PostgreSQL, sent by the revoking
+other processes' (the event hub: a NOTIFY on PostgreSQL, sent by the revoking
 transaction; on SQLite a poll of the revocation count), within 2 s.
 
 `last_used_at` is written at most once a minute per token and process: when the token is

@@ -1,5 +1,5 @@
 """Verbs that send a task to an assignee through its owner's gate: handoff,
-request_capability and reroute (whose act this is; declared in app/service/verbs.py)."""
+request_capability and reroute (whose act this is; declared in the verbs' registry)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 A person manages its own tokens and its agents'; an agent only its own. A token another
 principal holds is `not_found` to the caller, exactly as if it were absent. A revocation
-takes effect on every process from the moment its transaction commits (app/service/auth.py
-says how), and closes the WebSocket connections the token opened (app/api/ws.py).
+takes effect on every process from the moment its transaction commits (the bearer
+tokens' `Credentials` says how), and closes the WebSocket connections the token opened (the
+API's WebSocket handlers).
 """
 
 from __future__ import annotations

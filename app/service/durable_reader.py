@@ -1,6 +1,6 @@
 """A durable reader of the event log, kept once for every kind of row that reads it
 (webhooks, remote A2A agents): each row is read by one process at a time, the one holding
-its lease (app/storage/repositories/leases.py), from its own cursor.
+its lease (storage's `Leases`), from its own cursor.
 
 Here: claiming the free or expired leases (when told something changed, when the database
 is back, and every third of the lease), renewing those held every third of the lease (a

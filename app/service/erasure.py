@@ -9,7 +9,8 @@ are dropped (and a remote agent's card and credential), an erased person's owner
 are deleted, and every task row and result revision naming one of them in `requested_by`,
 `result.decided_by` or `result.verified_by` gains `erased: true` there. The event log is not
 rewritten. After the commit this process forgets the revoked tokens and closes their
-WebSocket connections; other processes hear of it from the commit (app/service/auth.py).
+WebSocket connections; other processes hear of it from the commit (as the
+bearer tokens' `Credentials` says).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """What holds a token open beyond one request, and its end when the token is revoked.
 
-A WebSocket connection (app/api/ws.py), a subscription over SSE (app/api/sse.py) and an A2A
-stream (app/a2a/inbound) each stay open on the token that opened them. `Holders` registers
-them by that token's id, per database: it listens to the revocations this process hears of
-(app/service/auth.py's `Credentials`) and closes the holders of a revoked token at once, of
-an expired one on time; told only that some token may have been revoked (None: another
+A WebSocket connection (the API's WebSocket handlers), a subscription over SSE (`EventStream`)
+and an A2A stream (app/a2a/inbound) each stay open on the token that opened them. `Holders`
+registers them by that token's id, per database: it listens to the revocations this process
+hears of (`Credentials`) and closes the holders of a revoked token at once, of an expired one
+on time; told only that some token may have been revoked (None: another
 process on SQLite, a LISTEN connection back), it asks the database about the tokens held.
 Draining (the server stopping) closes every holder too.
 

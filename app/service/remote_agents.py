@@ -3,7 +3,7 @@
 (`remove_remote_agent`). Tasks routed to one are sent to it by app/a2a/outbound, a durable
 reader of the log, which makes the moves on the agent's behalf.
 
-The card's URL is checked as a webhook's is (app/service/webhook_urls.py): http or https, no
+The card's URL is checked as a webhook's is (the webhooks' URL guard): http or https, no
 credentials in it, and no loopback, private, link-local or otherwise non-global address
 unless `prickle serve --allow-private-agents` (PRICKLE_ALLOW_PRIVATE_AGENTS=1); every later
 connection is checked again by the same guarded client. The card is fetched at

@@ -1,5 +1,5 @@
 """The acts of results: return_result (checked at once by the result policy) and
-decide_result (declared in app/service/verbs.py)."""
+decide_result (declared in the verbs' registry)."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ Replay = Callable[[Store, Principal, str, A], Awaitable[Task | None]]
 
 @dataclass(frozen=True)
 class Verb(Generic[A]):
-    """A task verb, declared once (app/service/verbs.py): its name (its moves are the table's),
+    """A task verb, declared once (in the verbs' registry): its name (its moves are the table's),
     its arguments and its `act`, what it does beyond its move (by default only the move).
     `result_rules`: its act reads the requester's owner's result rules, read with the task
     (Tasks.get); `replay`: the task an earlier call that this one repeats has already
@@ -160,7 +160,7 @@ async def _only_move(step: Step[A]) -> None:
 
 async def run_verb(store: Store, call: _Call, act: VerbAct[A], args: A) -> Task:
     """The verb's command (`_command`), in a `prickle.move` span (task id, verb, from and to
-    state) when traces are on (app/spans.py)."""
+    state) when traces are on (`app.spans`)."""
     if not spans.enabled():
         return await store.command(lambda tx: _command(tx, call, act, args))
     verb, task_id = call.verb, call.task_id

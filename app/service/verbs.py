@@ -1,13 +1,13 @@
-"""The task verbs, each declared once: its name, its arguments (app/service/arguments.py),
+"""The task verbs, each declared once: its name, its arguments (its `Args`),
 its act (what it does beyond its move; none: only the move, to the table's one target), and
 how it is shown: its description, the agents' guide to it, whether it is destructive, and its
 form on the board (label, rank, fields).
 
 A declaration is the verb's service entry (`await accept_task(store, actor, task_id)`). The
-API builds its GraphQL mutation from it (app/api/verbs.py), in the order declared here, and
+API builds its GraphQL mutation from it (the API's verbs), in the order declared here, and
 serves every declaration (`task_verbs`), which the board's forms and prickle-mcp's tools are
 made from; the operation documents in graphql/mutations/ and the Python client's methods are
-generated from them. Where the verb goes is the table's (app/domain/protocol/transitions.json);
+generated from them. Where the verb goes is the table's (`transitions.json`);
 an act chooses only where the table gives several targets (`Step.move`).
 
 `PRICKLE_VERBS=module` adds the verbs that module declares (with `declare`) after these: a

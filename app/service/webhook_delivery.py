@@ -1,6 +1,6 @@
 """Webhook delivery: runs inside `prickle serve`, in every worker process.
 
-Each webhook is a durable reader of the event log (app/service/durable_reader.py). One
+Each webhook is a durable reader of the event log (`DurableReader`). One
 process at a time delivers it: the one holding its lease (`leased_by`, `lease_until` on its
 row), claimed in a transaction (on PostgreSQL with FOR UPDATE SKIP LOCKED) and renewed every
 third of the lease while held. When that process dies, another one (or the restarted one)
@@ -77,7 +77,7 @@ class Settings:
 
     @classmethod
     def of(cls, configured: settings.Settings) -> Settings:
-        """The server's: PRICKLE_WEBHOOK_* and --allow-private-webhooks (app/settings.py)."""
+        """The server's: PRICKLE_WEBHOOK_* and --allow-private-webhooks (`app.settings`)."""
         return cls(
             backoff=configured.webhook_backoff,
             give_up=configured.webhook_give_up_seconds,
@@ -97,7 +97,7 @@ class Batch:
 
 
 class Deliverer(DurableReader):
-    """Each webhook a durable reader of the log (app/service/durable_reader.py); its work,
+    """Each webhook a durable reader of the log (`DurableReader`); its work,
     POSTing its events."""
 
     name = "webhooks"

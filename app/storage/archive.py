@@ -5,7 +5,7 @@ Archived events interleave with kept ones: a task still open, or ended later, ha
 below the highest seq moved. So a reader of the log by cursor (`task_events` without a task,
 a subscription, a webhook) is served only after that seq (`archived_to`), and a cursor below
 it is refused (`CursorArchived`) rather than read on with a gap; a task's own history reads
-both tables (app/storage/reads.py), whole. Archiving refuses to move past an enabled webhook
+both tables (`event_page`), whole. Archiving refuses to move past an enabled webhook
 that has not yet read the log so far: it would skip events the webhook has not delivered.
 A disabled one may lie behind; enabled again, it reads the archived events it had not
 delivered from `events_archive` (`log_after`). Archiving to a file (the events leave the

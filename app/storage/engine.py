@@ -71,7 +71,8 @@ def create_engine(
     budget: Budget | None = None,
     connect_seconds: float | None = None,
 ) -> AsyncEngine:
-    """`pooled`: the URL is a transaction-mode pooler (app/storage/pooling.py); `budget`:
+    """`pooled`: the URL is a transaction-mode pooler (the pooling module's `pooled`);
+    `budget`:
     the pool's size and overflow (by default the pool size and as many again);
     `connect_seconds`: the longest a new connection may take (by default asyncpg's)."""
     if is_sqlite(url):

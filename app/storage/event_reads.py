@@ -1,13 +1,13 @@
 """A subscriber's replay: the events after its cursor it may see, judged in SQL.
 
 Visibility is `app.storage.visibility.visible` (the SQL form of `app.domain.visibility.sees`,
-proven equal in tests/test_api_reads.py), by each task as it is now, with the project
+proven equal by the read tests), by each task as it is now, with the project
 memberships as they are now; and the subscription's filters, on the event as it was
 written. One statement a page, built once a replay, no task read back into Python; each
 planned for its page's range (`Tx.custom_plans`).
 
 `event_pages` reads whole events; `row_pages` only the fields a reader sends, as rows, for
-a reader that builds its messages from them (task_event_batches: app/api/fast/batches.py).
+a reader that builds its messages from them (task_event_batches: `BatchSender`).
 """
 
 from __future__ import annotations

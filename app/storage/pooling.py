@@ -15,7 +15,7 @@ The server is told, not guessing, that its `--database-url` is a pooler: `--data
 - nothing is assumed of the session between transactions: no `LISTEN` on the pooler. The
   session work (`LISTEN`, migrations) goes to `--database-direct-url`
   (PRICKLE_DATABASE_DIRECT_URL), a connection straight to PostgreSQL; without it, the event
-  hub follows other processes by polling the log (app/events/hub.py) and says so once.
+  hub follows other processes by polling the log (the event hub) and says so once.
 
 At start (`check`) the server asks, and refuses in one line: a pooler that keeps a session
 per client (session mode, or PostgreSQL itself: two clients connected at once are never
@@ -86,7 +86,7 @@ def unnamed() -> str:
 class Budget:
     """How a process's connections are spent: the pool (queries, mutations, background
     readers), the LISTEN connection (when there is one), the health probe's, and the read
-    replica's pool (app/storage/replica.py; when there is a read URL)."""
+    replica's pool (`Replica`; when there is a read URL)."""
 
     pool: int
     overflow: int
@@ -135,7 +135,7 @@ async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, s
     """Refuse, in one line (`DatabaseSettingError`), a pooler that keeps a session per client,
     a pooler not said to be one (it refuses the `startup` parameters a direct connection
     sends), and a direct URL on another database or server than the URL's. (A read URL:
-    app/storage/replica.py's `check`.)"""
+    the replica's `check`.)"""
     import asyncpg
 
     arguments = connect_arguments(pooled)

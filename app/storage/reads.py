@@ -185,7 +185,7 @@ async def checkpoints_of(
 
 def _history(build: Callable[[Table], Select[Any]]) -> Any:
     """A task's history: `build`'s rows from the log and from its archive
-    (app/storage/archive.py), as one subquery with the log's columns."""
+    (`archive`), as one subquery with the log's columns."""
     return union_all(build(events), build(events_archive)).subquery()
 
 

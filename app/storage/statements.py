@@ -4,7 +4,7 @@ A repository builds its statements with SQLAlchemy's public API, most of them on
 constants, or cached builders). `once(statement)` records that, and returns the statement: it
 lives as long as the process, so whatever executes it may keep what it makes of it (a
 compiled form) by the statement's identity. On the plain path SQLAlchemy runs it as any
-other; the fast paths (app/storage/fast/direct.py) read this registry, and nothing here
+other; the fast paths (`Direct`) read this registry, and nothing here
 knows them.
 
 `last=True`: the statement ends its command (a task's save with its events, app/storage/

@@ -1,22 +1,22 @@
 """The storage interface: a unit of work per command, reads and writes behind one class.
 
-`Store.write()` yields a `Tx` (app/storage/tx.py) in one transaction that commits only when
+`Store.write()` yields a `Tx` in one transaction that commits only when
 the block ends without error; listeners learn the new last event seq only after the commit.
 `Store.read()` yields one in a read transaction of its own.
 
 Each transaction runs on SQLAlchemy's public API: a connection from its pool, BEGIN, the
-statements, COMMIT; on SQLite, on the blocking engine of app/storage/engine.py, one write at
+statements, COMMIT; on SQLite, on the blocking engine (`create_sqlite_engine`), one write at
 a time. With the fast paths on (`PRICKLE_FAST_PATHS`, the default) and SQLAlchemy having
-what they use (app/compat/sqlalchemy.py), the same blocks run on them instead, with the
+what they use (`app.compat.sqlalchemy`), the same blocks run on them instead, with the
 same answers: the fast paths installed at the app's assembly (`install`, called by
 app/storage/fast), which this module does not import.
 
-With a read replica (`--database-read-url`, app/storage/replica.py) a query's reads for a
+With a read replica (`--database-read-url`, `Replica`) a query's reads for a
 known client may be served by the standby, the store choosing where (`reading()`); every
 other read and every write goes to the primary.
 
 A transaction the database cannot serve (unreachable, dropped, full, read-only, timed out:
-app/storage/outage.py) raises `Unavailable` instead of the driver's error, and `health`
+`Health`) raises `Unavailable` instead of the driver's error, and `health`
 learns of it, as of the first success after it.
 """
 
@@ -77,7 +77,7 @@ T = TypeVar("T")
 
 class FastWays(Protocol):
     """The fast paths a store takes, when some are installed (`install`): the ways its blocks
-    run instead of SQLAlchemy's plain ones (app/storage/fast/paths.py)."""
+    run instead of SQLAlchemy's plain ones (`FastPaths`)."""
 
     def write(self, alone: bool, optimistic: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 
@@ -129,11 +129,11 @@ class Store:
         they use (`compat.usable()`)."""
         self.url = database_url(url)
         self.sqlite = is_sqlite(self.url)
-        # PostgreSQL behind a transaction-mode pooler (app/storage/pooling.py), and the
+        # PostgreSQL behind a transaction-mode pooler (`pooled`), and the
         # connection straight to it for what holds a session (LISTEN, migrations)
         self.pooled = pooled() and not self.sqlite
         self.direct_url = direct_url() if not self.sqlite else None
-        # PostgreSQL: a hot standby a query's reads may be served by (app/storage/replica.py)
+        # PostgreSQL: a hot standby a query's reads may be served by (`Replica`)
         self.read_url = replica.read_url() if not self.sqlite else None
         self.budget: Budget | None = None  # PostgreSQL: the connections it may hold
         if not self.sqlite:
@@ -157,7 +157,7 @@ class Store:
         self.commit_listeners: list[Callable[[int], None]] = []
         # PostgreSQL: whether a writing transaction tells the other processes of its seqs
         # itself (pg_notify, at its commit); a hub announcing for it turns this off
-        # (app/events/announcer.py)
+        # (the events' `Announcer`)
         self.announces = True
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
         self.health = Health()  # the database's state, and its outages logged once
@@ -257,7 +257,7 @@ class Store:
             await self._wrote(self.replica)
 
     async def _wrote(self, standby: replica.Replica) -> None:
-        """The client's floor (app/storage/replica.py): the primary's WAL position past the
+        """The client's floor (`Replica.wrote`): the primary's WAL position past the
         write just committed, and past a proof of the log's bound that covers it; unknown
         (the client reads the primary) if it cannot be read."""
         client = replica.current()

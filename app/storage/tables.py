@@ -26,19 +26,19 @@ _WAITED = ("moved_at", "id")  # the inbox's order: oldest waiting first
 
 
 class TaskRow(SQLModel, table=True):
-    """A column per field of the domain Task, by its name (tests/test_task_fields.py keeps them
+    """A column per field of the domain Task, by its name (the task-field tests keep them
     together), its gate in three, and columns derived for the read side's filters."""
 
     __tablename__ = "tasks"
     __table_args__ = (
         UniqueConstraint("created_by", "idempotency_key", name="uq_tasks_idempotency"),
-        # each filter of a tasks page, read in task id order (app/storage/reads.py)
+        # each filter of a tasks page, read in task id order (`task_page`)
         Index("ix_tasks_project_id", "project", "id"),
         Index("ix_tasks_project_state", "project", "state", "id"),
         Index("ix_tasks_state", "state", "id"),
         Index("ix_tasks_assignee", "assignee", "id"),
         Index("ix_tasks_requester", "requester", "id"),
-        # also the inbox's branches, oldest waiting first (app/storage/repositories/inbox.py)
+        # also the inbox's branches, oldest waiting first (`Inbox`)
         Index("ix_tasks_assignee_owner", "assignee_owner", "state", "waiting_on", *_WAITED),
         Index("ix_tasks_requester_owner", "requester_owner", "state", "waiting_on", *_WAITED),
         Index("ix_tasks_wait_agent", "wait_agent", "moved_at", "id"),
@@ -140,7 +140,7 @@ def _archive_of(log: Table) -> Table:
     )
 
 
-# Events moved out of `events` by `prickle events archive` (app/storage/archive.py): the
+# Events moved out of `events` by `prickle events archive` (`archive`): the
 # history of tasks that ended long ago, read back by the task only.
 events_archive = _archive_of(table_of(EventRow))
 

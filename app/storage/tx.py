@@ -1,7 +1,7 @@
 """One transaction's view of the database (`Store.write()` and `Store.read()` yield one).
 
 Its repositories (`tx.tasks`, `tx.events`, ...) share its connection; each knows it only as
-a `UnitOfWork` (app/storage/repositories/base.py). What a statement read ahead for a
+a `UnitOfWork` (the repositories' protocol). What a statement read ahead for a
 repository is kept here for the rest of the transaction (`read_ahead`).
 """
 

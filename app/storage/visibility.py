@@ -4,7 +4,7 @@ A person P sees a task when P owns (or is) its requester or assignee, is its `re
 or is a member of its project (read from project_members in the same statement, so a
 membership change applies to the next read); an agent A when A is its requester, its
 assignee or its `requested_by`; the agent a task waits on (`wait_on(on: agent)`), and that
-agent's owner, while it waits. tests/test_api_reads.py proves this equals the domain rule.
+agent's owner, while it waits. The read tests prove this equals the domain rule.
 """
 
 from __future__ import annotations

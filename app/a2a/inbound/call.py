@@ -18,7 +18,7 @@ from app.service.database import Store
 
 
 class Refusal(Protocol):
-    """The limit's refusal of a mutation (app/api/limits.py's `Refusal`)."""
+    """The limit's refusal of a mutation (the API's rate limit's `Refusal`)."""
 
     @property
     def message(self) -> str: ...
@@ -29,7 +29,7 @@ class Refusal(Protocol):
 
 class Limit(Protocol):
     """The per-principal mutation rate limit the app holds (`app.state.rate_limit`,
-    app/api/limits.py)."""
+    `rate_limit`)."""
 
     def refused(self, principal: Principal) -> Refusal | None: ...
 

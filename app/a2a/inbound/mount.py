@@ -34,7 +34,7 @@ class A2A:
 
 
 def push_body(event: Event, task: Task, timestamp: str, owner: Principal) -> bytes:
-    """An A2A push notification's body (app/a2a/inbound/push.py), the SDK imported on the
+    """An A2A push notification's body (`push.body`), the SDK imported on the
     first one: what webhook delivery sends to an A2A push notification config."""
     from app.a2a.inbound import push
 

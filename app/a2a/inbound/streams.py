@@ -2,7 +2,7 @@
 most PRICKLE_STREAMS_PER_PRINCIPAL open at once per principal (the next is refused before
 it opens), and each ends when the token that opened it is revoked or expires (its client
 reconnects, and is refused, 401, without a live token), or the server drains: the SSE
-streams' `until_revoked` (app/service/holders.py), told to end quietly."""
+streams' `until_revoked` (the service's token holders), told to end quietly."""
 
 from __future__ import annotations
 

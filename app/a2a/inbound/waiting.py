@@ -2,7 +2,7 @@
 waits on input or on its owner's gate), at most `prickle serve --a2a-send-wait` seconds
 (PRICKLE_A2A_SEND_WAIT, default 60), and no longer than the client stays.
 
-The wait is a subscription to the event log, read as every stream is (app/events/stream.py:
+The wait is a subscription to the event log, read as every stream is (`events_for`:
 the task's state now, then its events as the hub hands them over): nothing polls the
 database, and a waiting request holds no connection, only its place among the hub's
 subscribers (docs/performance.md measures 1,000 of them against 1,000 idle GraphQL

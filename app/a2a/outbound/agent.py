@@ -1,5 +1,5 @@
 """The work of one remote agent while this process holds its lease: read the log after its
-cursor, record each task routed to it, and follow each task sent (app/a2a/outbound/follower.py).
+cursor, record each task routed to it, and follow each task sent (`Follower`).
 Imported when the dispatcher claims its first agent: the A2A SDK loads with it."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 routed to remote A2A agents.
 
 Each remote agent is a durable reader of the event log, as each webhook is
-(app/service/durable_reader.py): one process at a time dispatches to it, the one holding
+(`DurableReader`): one process at a time dispatches to it, the one holding
 its lease (`leased_by`, `lease_until`), claimed in a transaction (on PostgreSQL with FOR
 UPDATE SKIP LOCKED) and renewed every third of the lease. When that process dies, another
 (or the restarted one) claims the agent once the lease has run out and continues from its

@@ -1,5 +1,5 @@
 """One remote A2A agent, as the `a2a-sdk` client reaches it: through the webhooks' guarded
-HTTP client (every address checked at connection, app/service/webhook_urls.py), with the
+HTTP client (every address checked at connection, the webhooks' URL guard), with the
 owner's credential as a bearer token on every request."""
 
 from __future__ import annotations

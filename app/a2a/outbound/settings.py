@@ -17,7 +17,7 @@ class Settings:
 
     @classmethod
     def of(cls, configured: settings.Settings) -> Settings:
-        """The server's: PRICKLE_A2A_* and --allow-private-agents (app/settings.py)."""
+        """The server's: PRICKLE_A2A_* and --allow-private-agents (`app.settings`)."""
         return cls(
             lease=configured.a2a_lease_seconds,
             poll=configured.a2a_poll,

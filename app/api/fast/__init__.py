@@ -7,7 +7,7 @@ Where they are wired in: `app.api.schema.build_schema` (the compiled executor: c
 compiled_moves.py, sharing.py; inputs.py's hooks; `wire`: the subscriptions' senders) and
 `app.main.create_app` (delivery.py's WebSocket handler, which also lets batches.py send
 lists). No plain module of the API imports them. Strawberry's internals they use
-are reached through app/compat/strawberry.py only."""
+are reached through `app.compat.strawberry` only."""
 
 from __future__ import annotations
 

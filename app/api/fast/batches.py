@@ -57,7 +57,7 @@ _TYPENAME = "TaskEvent"
 @dataclass(frozen=True)
 class BatchSender:
     """Sends this operation's lists as plain data. The replay reads `fields` alone, as rows
-    (app/events/stream.py `Rows`), and each item is built from its row."""
+    (the event stream's `Rows`), and each item is built from its row."""
 
     fields: tuple[str, ...]  # the event fields the selection reads, in order
     send: Callable[[list[Event] | Rows], Awaitable[None]]

@@ -1,5 +1,5 @@
 """The hot read, compiled: a query that is one `tasks` page of scalar fields and related
-tasks is answered by one SQL statement that builds the JSON itself (app/storage/fast/compiled.py),
+tasks is answered by one SQL statement that builds the JSON itself (storage's `task_page_json`),
 instead of graphql-core executing every field of every task.
 
 The document has been parsed, validated and held to the limits as any other; only the
@@ -19,7 +19,7 @@ as usual):
 The arguments (literals or variables) are checked as the resolver checks them; when one
 would be refused, when the caller is not authenticated, or on SQLite, the query runs as
 usual so that the answer, errors included, is the usual one. The statement runs in the
-query's read transaction (app/api/reading.py). tests/test_api_compiled.py holds the
+query's read transaction (`OneReadTransaction`). The compiled page's tests hold the
 compiled answer equal to the general one for random selections and viewers.
 """
 

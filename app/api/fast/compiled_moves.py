@@ -15,7 +15,7 @@ runs as usual):
 The answer is the one graphql-core gives: each scalar serialized by its GraphQL type, a
 null in a non-null field an error, and a refusal located at the field with `data` null.
 Schema extensions that resolve fields (field middleware) send every document the usual way.
-tests/test_api_compiled_moves.py holds the two paths to the same answers.
+The compiled moves' tests hold the two paths to the same answers.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ _plans: dict[GraphQLSchema, Plans[MovePlan]] = {}
 
 
 def cached_plan(schema: GraphQLSchema, operation: OperationDefinitionNode) -> MovePlan | None:
-    """`plan_of`, worked out once per document and operation (app/api/fast/plans.py)."""
+    """`plan_of`, worked out once per document and operation (`Plans`)."""
     plans = _plans.get(schema)
     if plans is None:
         plans = _plans[schema] = Plans(lambda o: plan_of(schema, o))

@@ -5,7 +5,7 @@ request (about 55 µs for a handoff's input and 65 for a result's); `from_input`
 for types that build their own value, does the same from a plan made once per class: a
 leaf (a scalar or an enum, or a list of them) is taken as graphql-core coerced it, as
 Strawberry takes it; anything else (a nested input) goes to Strawberry's own conversion.
-tests/test_api_input_building.py holds each input to what Strawberry builds.
+The input-building tests hold each input to what Strawberry builds.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The service's side of the API's fast paths: the compiled page of tasks, in a read
 transaction. Taken only while the API's fast paths are (app/api/fast). And where the app
-is assembled (app/main.py), the storage's fast paths installed (`install`)."""
+is assembled (by the app), the storage's fast paths installed (`install`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compiled page of tasks (app/storage/fast/compiled.py), in a read transaction."""
+"""The compiled page of tasks (storage's `task_page_json`), in a read transaction."""
 
 from __future__ import annotations
 

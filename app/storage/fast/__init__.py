@@ -4,9 +4,9 @@ is on and its compat check passes (app/compat); the plain path beside it gives t
 answers without it.
 
 Nothing of the plain path imports them: `install()`, called where the app is assembled
-(app/service/fast, from app/main.py; tests/conftest.py), hands `Store` the way to build
+(the service's `install`, from the app; the tests' fixtures), hands `Store` the way to build
 them (paths.py), and the driver paths take the statements the repositories built once
-(app/storage/statements.py) as they come."""
+(`once`) as they come."""
 
 from __future__ import annotations
 

@@ -335,7 +335,7 @@ async def task_page_json(
         params["after"] = after
     stmt = statement(selection, principal.is_person, given, after is not None)
     if any(field[1] == "total_count" for field in selection):
-        # the count planned for its filters, as the plain path's (app/storage/reads.py)
+        # the count planned for its filters, as the plain path's (`count_tasks`)
         await tx.custom_plans()
     row = await tx.one(stmt, params)
     found: Mapping[str, Any] = json.loads(row[0])

@@ -2,7 +2,7 @@
 
 Through SQLAlchemy a statement costs about 20 µs of Python on this path (its cache key,
 parameters, execution context, result) where SQLite's own work is 2 to 5 µs. A statement
-built once (`once(stmt)`, app/storage/statements.py: the repositories say so of their
+built once (`once(stmt)`: the repositories say so of their
 statements, knowing nothing of this module) is compiled once per set of parameter names,
 with the SQLite dialect of the connection that first runs it: its SQL text, the names of
 its parameters in position order, each with its type's bind processor (JSON columns encoded
@@ -51,7 +51,7 @@ _marked: dict[int, Direct] = {}  # the statements built once met so far, with th
 
 
 def marked(statement: object) -> Direct | None:
-    """The statement's compiled forms, if it was built once (app/storage/statements.py)."""
+    """The statement's compiled forms, if it was built once (`once`)."""
     found = _marked.get(id(statement))
     if found is None:
         kept = statements.ONCE.get(id(statement))

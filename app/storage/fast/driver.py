@@ -5,7 +5,7 @@ The transaction is begun (at its first statement) and ended on the adapter itsel
 SQLAlchemy's `begin()` and `commit()` around it; a block run `alone` (`Store.write`) begins
 none, each statement committing by itself; a command (`Store.command`) begins it at its first
 write that does not end the command, so that a command whose one write is its last statement
-is that statement alone. A statement built once (app/storage/statements.py) goes straight to
+is that statement alone. A statement built once (`once`) goes straight to
 asyncpg (direct.py). One sent through SQLAlchemy joins the adapter's transaction, beginning
 it if none is open, and SQLAlchemy then ends it instead.
 """

@@ -19,7 +19,7 @@ each inside a savepoint of its own. The transaction then commits once for all of
 - Each write holds the store's write lock while its block runs, as before: blocks never
   interleave, and the commit waits for a block in progress.
 - A statement sent through SQLAlchemy inside begins SQLAlchemy's transaction on the writer
-  (its BEGIN is skipped: the driver's transaction is open, app/storage/engine.py), which
+  (its BEGIN is skipped: the driver's transaction is open, `create_sqlite_engine`), which
   then ends the transaction instead.
 """
 

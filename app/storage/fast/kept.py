@@ -9,7 +9,7 @@ first, and hands them to the next ones.
 A kept connection is handed on only if its block ended cleanly with no transaction open
 and nobody waits for the pool; any other goes back to the pool, which resets or replaces
 it. One idle for a second or more is asked `SELECT 1`-like first (the adapter's own ping),
-as the pool's checkout does (app/storage/engine.py): a database restart then costs no request.
+as the pool's checkout does (`create_engine`): a database restart then costs no request.
 """
 
 from __future__ import annotations

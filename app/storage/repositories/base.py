@@ -1,7 +1,7 @@
 """What every repository shares: the unit of work it runs its statements in.
 
 A repository knows its transaction only as `UnitOfWork`, what it uses of one; `Tx`
-(app/storage/tx.py) is that, and imports the repositories, not the other way round.
+(the store's transaction) is that, and imports the repositories, not the other way round.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class SafeBound:
     """The highest safe bound this process has proven (PostgreSQL); it only grows. With each
     bound proven on the primary, the primary's WAL insert position at the proof: every
     event at or below the bound had committed before it, so a standby that has replayed
-    that position holds them all (`replayed`: a read replica's bound, app/storage/replica.py)."""
+    that position holds them all (`replayed`: a read replica's bound, `Replica`)."""
 
     highest: int = 0
     proofs: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=PROOFS))
@@ -65,13 +65,13 @@ class Write:
 
 
 class EventWrites(Protocol):
-    """What another repository writes through `tx.events` (app/storage/repositories/events.py)."""
+    """What another repository writes through `tx.events` (`Events`)."""
 
     async def append(self, new: Sequence[Event], after: Write | None = None) -> Any: ...
 
 
 class ReadAhead(Protocol):
-    """Rules read by another repository's statement (app/storage/repositories/rules.py)."""
+    """Rules read by another repository's statement (`Rules`)."""
 
     def known_in(self, owner: str, rows: Sequence[Any]) -> None: ...
 

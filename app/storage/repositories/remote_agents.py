@@ -1,5 +1,5 @@
 """Remote A2A agents, the tasks sent to them, and the lease of the process dispatching to
-each (app/storage/repositories/leases.py, as webhooks'; every change the dispatcher makes is
+each (`Leases`, as webhooks'; every change the dispatcher makes is
 conditional on still holding the lease)."""
 
 from __future__ import annotations

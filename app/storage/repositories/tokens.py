@@ -34,7 +34,7 @@ _INFO = (
     tokens.c.revoked_at,
 )
 _INSERT = insert(tokens)
-_BY_DIGEST = once(  # every request on PostgreSQL (app/service/auth.py)
+_BY_DIGEST = once(  # every request on PostgreSQL (the service's `authenticate`)
     select(tokens.c.token_sha256, *_INFO).where(tokens.c.token_sha256 == bindparam("token_sha256"))
 )
 _BY_ID = select(*_INFO).where(tokens.c.id == bindparam("id"))

@@ -1,5 +1,5 @@
 """Webhooks, their delivery attempts, and the lease of the process delivering each
-(app/storage/repositories/leases.py: an enabled webhook is claimed when its lease is free or
+(`Leases`: an enabled webhook is claimed when its lease is free or
 expired). Every change that process makes to a webhook's cursor is conditional on still
 holding the lease: a process that lost its lease changes nothing.
 """

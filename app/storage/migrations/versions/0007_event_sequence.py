@@ -1,7 +1,7 @@
 """events_seq: on PostgreSQL, event seqs come from a sequence instead of the counter row
 
 Writers no longer queue on one locked row until their commit; readers stop at the safe
-bound instead (see docs/events.md and app/storage/repositories/events.py). The sequence
+bound instead (see docs/events.md and the log's repository, `Events`). The sequence
 continues from the last seq written, so every cursor already handed out keeps its meaning.
 SQLite keeps the counter row (one writer at a time, seqs commit in order there).
 

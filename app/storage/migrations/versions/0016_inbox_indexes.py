@@ -1,6 +1,6 @@
 """the inbox's indexes: what waits on a principal, read in task id order
 
-The inbox (app/storage/repositories/inbox.py) reads each of its branches from an index in
+The inbox (`Inbox`) reads each of its branches from an index in
 task id order: `(requester_owner, state, waiting_on, id)` for results to decide and
 questions on the requester side, `(assignee_owner, state, waiting_on, id)` for held handoffs
 and questions to the assignee's owner, `(wait_agent, id)` for questions put to an agent. The

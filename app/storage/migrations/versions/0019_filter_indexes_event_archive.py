@@ -1,7 +1,7 @@
 """the tasks page's filters read from indexes in task id order
 
 `tasks(...)` pages visible tasks by id after a cursor, filtered by project, state, assignee
-or requester (app/storage/reads.py). Each filter now has an index ending in `id`, so a page
+or requester (`task_page`). Each filter now has an index ending in `id`, so a page
 reads its rows in order and stops after the page, however many tasks match:
 `(project, state, id)` beside `(project, id)`, `(state, id)`, `(assignee, id)` (replacing
 the one-column `(assignee)`, whose lookups it serves as well) and `(requester, id)`. Before,

@@ -1,7 +1,7 @@
 """the inbox oldest waiting first: tasks.moved_at and the inbox's indexes ending in it
 
 `moved_at` is when the task last moved (a checkpoint is no move), so a task that waits on
-someone has waited since then. The inbox (app/storage/repositories/inbox.py) reads each of
+someone has waited since then. The inbox (`Inbox`) reads each of
 its branches from an index in `(moved_at, id)` order: `(requester_owner, state, waiting_on,
 moved_at, id)`, `(assignee_owner, state, waiting_on, moved_at, id)`, `(wait_agent, moved_at,
 id)`, replacing 0016's, which ended in `id`. An existing task's `moved_at` is the time of its
