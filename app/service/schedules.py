@@ -264,11 +264,11 @@ async def run_due(store: Store, at: datetime, limit: int = CLAIM_LIMIT) -> int:
     async with store.write() as tx:
         claimed = await tx.schedules.claim_due(at, limit)
         for schedule in claimed:
-            await _advance_alone(tx, schedule, at)
+            await _advance_or_set_aside(tx, schedule, at)
     return len(claimed)
 
 
-async def _advance_alone(tx: Tx, schedule: Schedule | Unreadable, at: datetime) -> None:
+async def _advance_or_set_aside(tx: Tx, schedule: Schedule | Unreadable, at: datetime) -> None:
     """Advance one claimed schedule without the others depending on it: one whose row
     cannot be read, or whose run fails unexpectedly, has nothing of that run kept, says why
     in last_error (and the log), and is due again only RETRY_FAILED later."""
