@@ -3,7 +3,7 @@ document) of every document the project itself sends, which the server always kn
 they run under `--trusted-documents-only` (app/api/persisted.py, docs/frontends.md).
 
 - graphql/: each operation document with the fragments it spreads, as the tests send them
-  (tests/server.py's `document`);
+  (tests/support/server.py's `document`);
 - the Python client: each document its generated layer sends (clients/python/src/
   prickle_client/generated/client.py and _verbs.py, their `gql("...")` strings);
 - the board (app/static/board/board.js, graph.js): each of its reads, subscriptions and
@@ -13,7 +13,7 @@ they run under `--trusted-documents-only` (app/api/persisted.py, docs/frontends.
     python3 scripts/documents.py           # rewrite app/api/documents.json
     python3 scripts/documents.py --check   # exit 1 if it is not what would be written
 
-tests/test_persisted_documents.py fails when the file is not fresh.
+tests/api/test_persisted_documents.py fails when the file is not fresh.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 PRICKLE_TEST_BACKEND=sqlite (default) gives each test its own SQLite file;
 PRICKLE_TEST_BACKEND=postgres gives each test its own PostgreSQL database, created on the
 server named by PRICKLE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/test). A test
-using `store` gets a copy of a migrated template (tests/templates.py), built once per run.
+using `store` gets a copy of a migrated template (tests/support/templates.py), built once per run.
 """
 
 from __future__ import annotations
@@ -27,10 +27,14 @@ if TYPE_CHECKING:
     from server import Server
 
 
+# headless Chromium's `browser` and `page` fixtures, for every test of a page
+pytest_plugins = ["chromium"]
+
+
 @pytest.fixture
 async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """This test's own database: empty (not yet migrated), unless the test uses `store`.
-    Then it is a copy of a template (tests/templates.py): migrated, and set up with the
+    Then it is a copy of a template (tests/support/templates.py): migrated, and set up with the
     cast and its standing rules where marked `cast`."""
     kind = _template_kind(request)
     if BACKEND != "postgres":
@@ -62,7 +66,8 @@ async def pg_database_url() -> AsyncIterator[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "cast: `store` comes set up with tests/factory.py's cast and standing rules"
+        "markers",
+        "cast: `store` comes set up with tests/support/factory.py's cast and standing rules",
     )
 
 
@@ -114,7 +119,7 @@ async def store(database_url: str) -> AsyncIterator[Store]:
         await store.close()
 
 
-# The API server (tests/server.py): `prickle serve` as a subprocess on a free port.
+# The API server (tests/support/server.py): `prickle serve` as a subprocess on a free port.
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +131,7 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`api_server` with the debug hooks on: `/debug/live` counts the hub's subscribers and
-    the process's asyncio tasks (tests/live.py's `debug`, `settled`, `subscribers_reach`)."""
+    the process's asyncio tasks (`live.debug`, `settled`, `subscribers_reach`)."""
     from live import DEBUG_ENV
 
     yield from _module_server(tmp_path_factory.mktemp("live"), DEBUG_ENV)
@@ -145,7 +150,7 @@ def _module_server(directory: Path, env: dict[str, str] | None = None) -> Iterat
 
 @pytest.fixture(scope="module")
 def cast(request: pytest.FixtureRequest, live_server: Server) -> Cast:
-    """A cast of principals with unique handles on the module's `live_server` (tests/live.py):
+    """A cast of principals with unique handles on the module's `live_server` (`live.Cast`):
     alice with her agents alice/coder and alice/writer, unless the module names its own
     (`CAST = ("alice", "bob", "alice/coder", ...)`)."""
     from live import ALICE_AND_AGENTS, Cast

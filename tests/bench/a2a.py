@@ -35,7 +35,7 @@ import httpx
 
 from tests.bench.bench_server import cpu_seconds
 from tests.bench.webhooks import _backends
-from tests.server import BACKEND, Server, module_database, start
+from tests.support.server import BACKEND, Server, module_database, start
 
 ENV = {"PRICKLE_RATE_LIMIT": "0"}
 Figure = tuple[float, float]  # wall ms, server CPU ms: per call

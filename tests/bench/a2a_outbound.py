@@ -1,6 +1,6 @@
 """`python -m tests.bench.a2a_outbound [--tasks 100] [--runs 5]`
 
-Tasks handed to a remote A2A agent (tests/a2a_remote.py, a real `a2a-sdk` server on
+Tasks handed to a remote A2A agent (tests/support/a2a_remote.py, a real `a2a-sdk` server on
 127.0.0.1 that completes each task at once with one artifact) beside the same lifecycle
 made by a local agent through GraphQL, on one `prickle serve` with a scratch database on the
 backend PRICKLE_TEST_BACKEND names (SQLite by default; on PostgreSQL the server's CPU is the
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from app.domain.clock import parse_rfc3339
-from tests.a2a_remote import RemoteAgent
 from tests.bench.bench_server import cpu_seconds
-from tests.server import BACKEND, Server, module_database, start
+from tests.support.a2a_remote import RemoteAgent
+from tests.support.server import BACKEND, Server, module_database, start
 
 ENV = {"PRICKLE_ALLOW_PRIVATE_AGENTS": "1", "PRICKLE_RATE_LIMIT": "0", "PRICKLE_A2A_POLL": "0.2"}
 REGISTER = (

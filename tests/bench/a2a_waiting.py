@@ -35,7 +35,7 @@ import httpx
 
 from tests.bench.a2a import cpu_now
 from tests.bench.bench_server import rss_kib
-from tests.server import BACKEND, Server, module_database, start
+from tests.support.server import BACKEND, Server, module_database, start
 
 ENV = {"PRICKLE_RATE_LIMIT": "0", "PRICKLE_STREAMS_PER_PRINCIPAL": "100000"}
 HEADERS = {"A2A-Version": "1.0"}

@@ -33,7 +33,7 @@ from sqlalchemy import text
 from app.domain.principals import agent, person
 from app.service import admin
 from app.storage.store import Store
-from tests.server import Server, start
+from tests.support.server import Server, start
 
 CARD = """id project state waiting_on assignee requester display_title version
     created_at updated_at parent_task_id packet { task deliverable_type }"""

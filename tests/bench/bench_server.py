@@ -23,7 +23,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from tests.bench.raw_broadcast import message_of
 from tests.bench.rawhttp import Load, RawConnection, body_of, run_load
-from tests.server import ROOT, Server, free_port
+from tests.support.server import ROOT, Server, free_port
 
 CONCURRENCY = 16  # requests in flight, both sides of the HTTP ratio
 WINDOW = 2.0  # seconds per HTTP run
@@ -336,7 +336,7 @@ async def build_chain(setup: Setup, count: int = 505) -> None:
 async def sql_statements(setup: Setup) -> dict[str, Any]:
     from sqlalchemy import event
 
-    from tests.server import in_process
+    from tests.support.server import in_process
 
     await build_chain(setup)
     async with in_process(setup.server.database_url, setup.owner) as (app, http):

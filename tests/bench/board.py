@@ -2,7 +2,7 @@
 
 The live board in headless Chromium (Debian's `/usr/bin/chromium`, through `playwright`)
 against a real `prickle serve`, on a project of `--tasks` tasks written in bulk by
-tests/bulk.py (one INSERT ... SELECT through the storage layer's table, not 100,000 API
+tests/support/bulk.py (one INSERT ... SELECT through the storage layer's table, not 100,000 API
 calls), spread over five states:
 
 - **first screen**: from the navigation, with the token kept in the tab, to the frame after
@@ -34,9 +34,9 @@ from app.service import admin
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 from tests.bench.run import pg_admin
-from tests.bulk import copy_tasks
-from tests.factory import ALICE, CODER, call, give, setup
-from tests.server import PG_ADMIN, Server, start
+from tests.support.bulk import copy_tasks
+from tests.support.factory import ALICE, CODER, call, give, setup
+from tests.support.server import PG_ADMIN, Server, start
 
 PROJECT = "big"
 STATES = ("routed", "accepted", "working", "completed", "cancelled")  # by the copy's number

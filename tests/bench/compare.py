@@ -24,7 +24,14 @@ from typing import Any
 
 from tests.bench import bench_server as b
 from tests.bench.run import BENCH_RATE_LIMIT, _loop_factory, pg_admin
-from tests.server import PG_ADMIN, ROOT, Server, _wait_until_healthy, free_port, owner_token_in
+from tests.support.server import (
+    PG_ADMIN,
+    ROOT,
+    Server,
+    _wait_until_healthy,
+    free_port,
+    owner_token_in,
+)
 
 
 def start_in(root: Path, url: str, logs: Path) -> Server:

@@ -21,7 +21,7 @@ from typing import Any
 
 from tests.bench.bench_server import cpu_seconds
 from tests.bench.rawhttp import RawConnection, body_of
-from tests.server import Server, module_database, start
+from tests.support.server import Server, module_database, start
 
 ORIGIN = "https://app.example.com"
 ORIGINS = f"{ORIGIN}, https://*.preview.example.com, http://localhost:5173"

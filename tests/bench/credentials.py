@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 
 from tests.bench.bench_server import cpu_seconds
-from tests.server import PG_ADMIN, ROOT, Server, free_port, owner_token_in, pg_admin_execute
+from tests.support.server import PG_ADMIN, ROOT, Server, free_port, owner_token_in, pg_admin_execute
 
 BEFORE = "9b58353"
 ME = {"query": "{ me { id } }"}

@@ -28,7 +28,7 @@ from typing import Any
 
 from tests.bench.bench_server import cpu_seconds
 from tests.bench.rawhttp import RawConnection, body_of
-from tests.server import PG_ADMIN, Server, start
+from tests.support.server import PG_ADMIN, Server, start
 
 BELOW = "0006"  # the revision before the foreign keys
 CONCURRENCY = 16

@@ -24,8 +24,8 @@ from app.storage.migrate import upgrade
 from app.storage.store import Store
 from tests.bench.rawhttp import body_of, run_load
 from tests.bench.run import pg_admin
-from tests.factory import BOB, CODER, HELPER, call, give, packet, setup
-from tests.server import PG_ADMIN, Server, start
+from tests.support.factory import BOB, CODER, HELPER, call, give, packet, setup
+from tests.support.server import PG_ADMIN, Server, start
 
 GRAPH = """query($id: ID!) {
   task_graph(task_id: $id) { tasks { id state } edges { kind from_id to_id } } }"""

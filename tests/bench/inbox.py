@@ -6,7 +6,7 @@ requester owners and 499 assignee owners, a tenth of them in `approval`, a tenth
 on `human`, `owner_approval` or `stopped`, the rest elsewhere). For a person with many
 tasks (`p7`: about 1,000 as requester's owner and 2,000 as assignee's owner) and one with
 none, the milliseconds of `inbox(first: 50)` and of its count: medians of 30, each in a
-read transaction of its own. (tests/test_store_inbox.py checks the plans.)
+read transaction of its own. (tests/storage/test_store_inbox.py checks the plans.)
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from app.storage.repositories.inbox import Shape, page_statement
 from app.storage.repositories.tasks import tasks
 from app.storage.store import Store
 from tests.bench.run import pg_admin
-from tests.factory import give, setup
-from tests.server import PG_ADMIN
+from tests.support.factory import give, setup
+from tests.support.server import PG_ADMIN
 
 RUNS = 30
 STATE = (

@@ -30,8 +30,8 @@ from app.storage.store import Store
 from tests.bench.graph import cpu_seconds
 from tests.bench.rawhttp import body_of, run_load
 from tests.bench.run import pg_admin
-from tests.factory import ALICE, CODER, call, give, packet, setup
-from tests.server import PG_ADMIN, start
+from tests.support.factory import ALICE, CODER, call, give, packet, setup
+from tests.support.server import PG_ADMIN, start
 
 PAGE = """query($first: Int!) { tasks(first: $first)%s {
   pageInfo { hasNextPage endCursor }

@@ -1,5 +1,5 @@
 """What a database outage costs under load: a real `prickle serve` on a private PostgreSQL
-cluster (tests/pg_cluster.py), writers handing off and accepting tasks, while the cluster
+cluster (tests/support/pg_cluster.py), writers handing off and accepting tasks, while the cluster
 is restarted fast, restarted as after a crash (immediate), has its backends killed, and is
 stopped for a few seconds. Run by hand:
 
@@ -26,7 +26,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-TESTS = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent.parent / "support"
 sys.path.insert(0, str(TESTS))
 
 from factory import PACKET  # noqa: E402

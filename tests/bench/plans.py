@@ -4,7 +4,7 @@ The hot statements' plans on a database seeded by tests/bench/scale.py: every st
 store sends while the reads of docs/performance.md ("At scale") and a lifecycle's moves run
 is caught as sent (its text and parameters) and explained with those parameters; printed,
 one line a statement, with the nodes that read `tasks` and `events` and how.
-tests/test_postgres_plans.py holds them to index scans on a small seed.
+tests/postgres/test_postgres_plans.py holds them to index scans on a small seed.
 """
 
 from __future__ import annotations

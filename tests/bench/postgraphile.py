@@ -36,7 +36,7 @@ from typing import Any
 
 from tests.bench.bench_server import cpu_seconds
 from tests.bench.rawhttp import RawConnection, body_of, run_load
-from tests.server import PG_ADMIN, free_port, start
+from tests.support.server import PG_ADMIN, free_port, start
 
 VERSION = "4.14.1"
 CACHE = Path(os.environ.get("PRICKLE_BENCH_CACHE", Path.home() / ".cache" / "prickle-bench"))

@@ -26,7 +26,14 @@ from typing import Any
 
 from tests.bench import bench_server as b
 from tests.bench.rawhttp import RawConnection, body_of, run_load
-from tests.server import PG_ADMIN, ROOT, Server, _wait_until_healthy, free_port, owner_token_in
+from tests.support.server import (
+    PG_ADMIN,
+    ROOT,
+    Server,
+    _wait_until_healthy,
+    free_port,
+    owner_token_in,
+)
 
 TASKS = 500
 SIZES = (5, 50, 200)

@@ -1,7 +1,7 @@
 """`python -m tests.bench.replica [--seconds S] [--processes P] [--delays 0,50]`
 
 Reads from a streaming replica under a mixed load: a private PostgreSQL cluster and a hot
-standby of it (tests/pg_cluster.py), P `prickle serve` processes on them with
+standby of it (tests/support/pg_cluster.py), P `prickle serve` processes on them with
 `--database-read-url` and `--database-connections 8`. For each replay delay D (the
 standby's `recovery_min_apply_delay`: 0, or a standby D ms behind):
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from tests.server import Server, start
+from tests.support.server import Server, start
 
 WRITERS = 8
 READERS = 4
@@ -164,7 +164,7 @@ async def measure(servers: list[Server], owner: str, seconds: float) -> dict[str
 
 
 def _packet() -> dict[str, Any]:
-    from tests.factory import PACKET
+    from tests.support.factory import PACKET
 
     return PACKET
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from tests.bench import bench_server as b
 from tests.bench import reads
-from tests.server import PG_ADMIN, ROOT, start
+from tests.support.server import PG_ADMIN, ROOT, start
 
 BENCH_RATE_LIMIT = 1_000_000  # mutations a second per principal: never reached
 KEPT = "## Analysis"  # docs/performance.md from this heading on is written by hand

@@ -17,7 +17,7 @@ the service's verbs, in this database, on a few tasks of its own (the *templates
 so are the first task of every project, which founds it). Every other task is a copy of its
 shape's template rows (the task, its events, checkpoints, results, approvals, task_links)
 with the task's own ids, principals, project, parent, dependencies, times and event seqs put
-in. `tests/test_bench_scale.py` drives the same lifecycles for seeded tasks again, through the
+in. The scale seeder's test drives the same lifecycles for seeded tasks again, through the
 service, and compares the rows column by column (ids and times aside).
 
 PostgreSQL takes the copies by COPY (asyncpg's `copy_records_to_table`), SQLite by
@@ -50,7 +50,7 @@ from app.service import admin
 from app.service.inputs import GateRuleInput, ResultRuleInput
 from app.storage.migrate import upgrade
 from app.storage.store import Store
-from tests.factory import call, give, packet
+from tests.support.factory import call, give, packet
 
 OWNERS = 20
 AGENTS = 10  # per owner
@@ -655,7 +655,7 @@ def _copy(
 
 async def _fresh_postgres(total: int) -> str:
     from tests.bench.run import pg_admin
-    from tests.server import PG_ADMIN
+    from tests.support.server import PG_ADMIN
 
     name = f"prickle_scale_{total}"
     await pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

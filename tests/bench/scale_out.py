@@ -1,7 +1,7 @@
 """`python -m tests.bench.scale_out [--seconds S] [--processes 1,2,4]`
 
 Several `prickle serve` processes on one PostgreSQL (PRICKLE_TEST_PG), straight to it and
-through a private PgBouncer in transaction mode (tests/pgbouncer.py), side by side in one
+through a private PgBouncer in transaction mode (tests/support/pgbouncer.py), side by side in one
 run: with the pooler, with LISTEN on `--database-direct-url` and without it (the hub polls).
 Each process has `--database-connections` C.
 
@@ -30,7 +30,7 @@ import httpx
 from sqlalchemy.engine import make_url
 from websockets.asyncio.client import connect as ws_connect
 
-from tests.server import PG_ADMIN, Server, connect, document, fresh_pg_database, start
+from tests.support.server import PG_ADMIN, Server, connect, document, fresh_pg_database, start
 
 WRITERS = 8
 CONNECTIONS = 8  # --database-connections of each process
@@ -193,7 +193,7 @@ def _p95(values: list[float]) -> float:
 
 
 def _packet() -> dict[str, Any]:
-    from tests.factory import PACKET
+    from tests.support.factory import PACKET
 
     return PACKET
 
@@ -206,7 +206,7 @@ async def main_async(
 ) -> None:
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, as pytest has it
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))  # as pytest has it
     from pgbouncer import private_pgbouncer
 
     port = make_url(PG_ADMIN).port or 5432

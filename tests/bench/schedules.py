@@ -28,7 +28,7 @@ from app.service.schedules import ScheduleInput, create_schedule
 from app.storage.migrate import upgrade
 from app.storage.store import Store
 from tests.bench.run import pg_admin
-from tests.server import PG_ADMIN, Server, start
+from tests.support.server import PG_ADMIN, Server, start
 
 PACKET = {"task": "tick", "deliverable_type": "doc", "acceptance_criteria": ["ticked"]}
 LEAD_SECONDS = 10  # the due second lies this far ahead, plus the time to make them

@@ -1,7 +1,7 @@
 """`python -m tests.bench.webhooks [--events 2000] [--webhooks 100]`
 
 Webhook delivery from one `prickle serve` to a receiver on 127.0.0.1 that answers 200 at
-once (tests/receiver.py, a threaded http.server). The database is a scratch one on the
+once (tests/support/receiver.py, a threaded http.server). The database is a scratch one on the
 backend PRICKLE_TEST_BACKEND names: SQLite (a file, the default) or PostgreSQL (a database
 on PRICKLE_TEST_PG, dropped after).
 
@@ -33,8 +33,8 @@ from app.service import creation
 from app.service.inputs import HandoffInput
 from app.storage.store import Store
 from tests.bench.bench_server import cpu_seconds
-from tests.receiver import Receiver
-from tests.server import BACKEND, Server, module_database, start
+from tests.support.receiver import Receiver
+from tests.support.server import BACKEND, Server, module_database, start
 
 PACKET = {"task": "ping", "deliverable_type": "doc", "acceptance_criteria": ["pinged"]}
 ENV = {"PRICKLE_WEBHOOK_BACKOFF": "2", "PRICKLE_RATE_LIMIT": "0"}

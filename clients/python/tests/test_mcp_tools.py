@@ -236,7 +236,7 @@ def test_help_describes_each_option() -> None:
     assert shown.stdout.strip() == f"prickle-mcp {metadata.version('prickle-client')}"
 
 
-# the MCP Inspector's command line, from npm (as tests/test_subscriptions_sse_client.py installs
+# the MCP Inspector's command line, from npm (as tests/api/test_subscriptions_sse_client.py installs
 # graphql-sse): skipped with a reason where node or npm is missing, failed instead under CI
 
 INSPECTOR = "@modelcontextprotocol/inspector@0.15"

@@ -1,6 +1,6 @@
 """prickle-mcp's tools are the server's declarations: a verb a server declares beyond the
 packaged ones (with PRICKLE_VERBS and a copy of the table that names it, as the server's
-tests/test_verb_extension.py adds `pause_task`) is a tool, described by its guide, as
+tests/api/test_verb_extension.py adds `pause_task`) is a tool, described by its guide, as
 destructive as it is declared, its argument's doc its parameter's, and it makes its move,
 with no change to the client. Without a server to read them from, prickle-mcp says so and
 stops."""

@@ -1,0 +1,326 @@
+"""Servers behind PgBouncer in transaction mode (`--database-pooled`): two `prickle serve`
+through a private PgBouncer (tests/support/pgbouncer.py) in front of PRICKLE_TEST_PG, with and
+without `--database-direct-url`. Every subscriber of every server receives every event once,
+in order; no write is refused; without the direct URL the servers say once that LISTEN is
+unavailable and follow each other by polling. The start-up refusals: a pooler not said to be
+one, a pooler in session mode, a direct URL on another database.
+
+Run in the PostgreSQL passes only; PgBouncer from Debian (`.ci/run` installs it; without it
+these tests skip, except under CI: `CI=true` or `PRICKLE_REQUIRE_PGBOUNCER=1`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factory import PACKET
+from pgbouncer import Bouncer, available, private_pgbouncer
+from processes import Subscription, event_log, seqs
+from server import PG_ADMIN, Server, connect, document, postgres_only, prickle, start
+from sqlalchemy.engine import make_url
+
+pytestmark = [postgres_only, pytest.mark.postgres]
+
+NEXT = {"accepted": "stop_run", "waiting": "resume_run"}
+LISTEN_UNAVAILABLE = "LISTEN is unavailable"
+
+
+@pytest.fixture(scope="module")
+def bouncer() -> Iterator[Bouncer]:
+    if not available():
+        if os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_PGBOUNCER") == "1":
+            pytest.fail("pgbouncer is not installed (.ci/run installs it)")
+        pytest.skip("pgbouncer is not installed")
+    port = make_url(PG_ADMIN).port or 5432
+    with private_pgbouncer(port, pool_size=10) as running:
+        yield running
+
+
+def _servers(url: str, tmp_path: Path, *args: str) -> list[Server]:
+    with ThreadPoolExecutor(2) as pool:
+        starting = [
+            pool.submit(start, url, tmp_path / f"server-{i}", "--database-pooled", *args)
+            for i in (0, 1)
+        ]
+    servers = [f.result() for f in starting if f.exception() is None]
+    if len(servers) < 2:
+        for server in servers:
+            server.stop()
+        raise AssertionError([f.exception() for f in starting])
+    return servers
+
+
+def _subscribe(server: Server, token: str) -> Subscription:
+    sub = Subscription(server.ws_url, token, {"after": "0"})
+    sub.start()
+    assert sub.subscribed.wait(10)
+    return sub
+
+
+async def _every_event_to_every_subscriber(servers: list[Server], url: str) -> None:
+    """Moves made through both servers, alternately and at once; two subscribers on each
+    receive every logged event once, in seq order."""
+    owner = servers[0].owner_token or servers[1].owner_token
+    assert owner is not None
+    worker = servers[0].register(owner, "worker")
+    tasks = []
+    for i in range(4):  # handoffs and accepts through both servers
+        through = servers[i % 2]
+        variables = {"input": {"project": "pooled", "assignee": "admin/worker", "packet": PACKET}}
+        task = through.run_data("mutations/handoff", variables, owner)["handoff"]
+        through.run_data("mutations/accept_task", {"task_id": task["id"]}, worker)
+        tasks.append(task["id"])
+    watchers = [_subscribe(s, owner) for s in servers for _ in range(2)]
+    try:
+        states = dict.fromkeys(tasks, "accepted")
+
+        def moves(through: Server, mine: list[str]) -> None:
+            for _ in range(5):
+                for task_id in mine:
+                    verb = NEXT[states[task_id]]
+                    states[task_id] = through.run_data(
+                        f"mutations/{verb}", {"task_id": task_id}, owner
+                    )[verb]["state"]
+
+        # both servers write at once, each its own tasks: no write refused
+        await asyncio.gather(
+            asyncio.to_thread(moves, servers[0], tasks[:2]),
+            asyncio.to_thread(moves, servers[1], tasks[2:]),
+        )
+        log = await event_log(url)
+        assert len(log) == 4 * 3 + 4 * 5
+        for watcher in watchers:
+            received = await asyncio.to_thread(watcher.wait_for, len(log))
+            assert seqs(received) == [e["seq"] for e in log]
+            for got, logged in zip(received, log, strict=True):
+                assert (got["task_id"], got["version"]) == (logged["task_id"], logged["version"])
+        # a query through each: the tasks as the log left them
+        for server in servers:
+            query = "query($id: ID!) { task(id: $id) { state version } }"
+            for task_id in tasks:
+                found = server.data(query, {"id": task_id}, owner)["task"]
+                assert found == {"state": states[task_id], "version": 8}
+        await asyncio.sleep(0.3)  # nothing more may follow
+        assert all(len(w.events) == len(log) for w in watchers)
+    finally:
+        for watcher in watchers:
+            watcher.close()
+
+
+async def test_two_servers_behind_pgbouncer_without_the_direct_url_poll_for_each_other(
+    bouncer: Bouncer, pg_database_url: str, tmp_path: Path
+) -> None:
+    pooled = bouncer.url_of(pg_database_url)
+    servers = _servers(pooled, tmp_path)
+    try:
+        await _every_event_to_every_subscriber(servers, pg_database_url)
+        for server in servers:  # said once, at start
+            assert server.output().count(LISTEN_UNAVAILABLE) == 1, server.output()
+        assert "prickle-listen" not in await _applications(pg_database_url)
+        # a token revoked through one is refused by the other once its poll has run
+        first, second = servers
+        owner = first.owner_token or second.owner_token
+        made = first.run_data("mutations/create_token", {}, owner)["create_token"]
+        assert second.data("{ me { id } }", token=made["token"])["me"]["id"] == "admin"
+        first.run_data("mutations/revoke_token", {"id": made["token_info"]["id"]}, owner)
+        await asyncio.to_thread(_refused_within, second, made["token"], 5.0)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+async def test_two_servers_behind_pgbouncer_listen_on_the_direct_url(
+    bouncer: Bouncer, pg_database_url: str, tmp_path: Path
+) -> None:
+    pooled = bouncer.url_of(pg_database_url)
+    servers = _servers(pooled, tmp_path, "--database-direct-url", pg_database_url)
+    try:
+        await _every_event_to_every_subscriber(servers, pg_database_url)
+        for server in servers:
+            assert LISTEN_UNAVAILABLE not in server.output()
+        listening = (await _applications(pg_database_url)).count("prickle-listen")
+        assert listening == 2  # one LISTEN connection per server, straight to PostgreSQL
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def _refused_within(server: Server, token: str, most: float) -> None:
+    deadline = time.monotonic() + most
+    while not server.post("{ me { id } }", token=token).get("errors"):
+        assert time.monotonic() < deadline, "the other process still accepts the token"
+        time.sleep(0.02)
+
+
+async def _applications(url: str) -> list[str]:
+    conn = await connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT application_name FROM pg_stat_activity WHERE datname = current_database()"
+        )
+    finally:
+        await conn.close()
+    return [r[0] for r in rows]
+
+
+def _refused(result: Any) -> str:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return str(lines[0])
+
+
+async def test_a_pooler_not_said_to_be_one_is_refused_in_one_line(
+    bouncer: Bouncer, pg_database_url: str
+) -> None:
+    pooled = bouncer.url_of(pg_database_url)
+    line = _refused(await asyncio.to_thread(prickle, "migrate", "--database-url", pooled))
+    assert "refused a startup parameter" in line and "--database-pooled" in line
+    done = await asyncio.to_thread(
+        prickle, "migrate", "--database-url", pooled, "--database-pooled"
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def test_a_direct_url_on_another_database_is_refused_in_one_line(
+    bouncer: Bouncer, pg_database_url: str
+) -> None:
+    pooled = bouncer.url_of(pg_database_url)
+    other = make_url(pg_database_url).set(database="test").render_as_string(hide_password=False)
+    args = ("--database-url", pooled, "--database-pooled", "--database-direct-url", other)
+    line = _refused(await asyncio.to_thread(prickle, "token", "create", "--owner", "ann", *args))
+    assert "--database-direct-url" in line and "not the database URL's" in line
+
+
+async def test_a_pooler_in_session_mode_or_postgresql_itself_is_refused_in_one_line(
+    pg_database_url: str,
+) -> None:
+    line = _refused(
+        await asyncio.to_thread(
+            prickle, "migrate", "--database-url", pg_database_url, "--database-pooled"
+        )
+    )
+    assert "session mode" in line
+    port = make_url(PG_ADMIN).port or 5432
+    with private_pgbouncer(port, pool_mode="session") as session:
+        url = session.url_of(pg_database_url)
+        result = await asyncio.to_thread(
+            prickle, "migrate", "--database-url", url, "--database-pooled"
+        )
+    assert "session mode" in _refused(result)
+
+
+async def test_a_process_holds_at_most_its_connection_budget_under_load(
+    pg_database_url: str, tmp_path: Path
+) -> None:
+    """`--database-connections 4`: a pool of 2 (no overflow), LISTEN and the probe; 32
+    queries at once all answer, and PostgreSQL never sees more than 4 of the server's."""
+    server = start(pg_database_url, tmp_path / "server", "--database-connections", "4")
+    seen: list[int] = []
+    stop = asyncio.Event()
+
+    async def sample() -> None:
+        conn = await connect(pg_database_url)
+        try:
+            while not stop.is_set():
+                seen.append(
+                    await conn.fetchval(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                )
+                await asyncio.sleep(0.01)
+        finally:
+            await conn.close()
+
+    def queries() -> list[dict[str, Any]]:
+        query = "{ tasks(first: 5) { edges { node { id } } } me { id } }"
+        with ThreadPoolExecutor(32) as pool:
+            return list(pool.map(lambda _: server.post(query), range(96)))
+
+    try:
+        sampler = asyncio.create_task(sample())
+        answers = await asyncio.to_thread(queries)
+        stop.set()
+        await sampler
+    finally:
+        server.stop()
+    assert all("errors" not in a for a in answers), [a for a in answers if "errors" in a][:1]
+    assert seen and max(seen) <= 4, max(seen)
+
+
+async def test_pgbouncer_restarted_under_load_answers_unavailable_loses_nothing_and_is_back(
+    pg_database_url: str, tmp_path: Path
+) -> None:
+    """A server behind a private PgBouncer (its LISTEN on the direct URL), moves made all
+    along: PgBouncer killed and started again. Each answer is a move or `unavailable`; moves
+    succeed again by themselves; a subscriber receives every logged event once, in order."""
+    if not available():
+        pytest.skip("pgbouncer is not installed")
+    port = make_url(PG_ADMIN).port or 5432
+    with private_pgbouncer(port, pool_size=5) as bouncer:
+        server = start(
+            bouncer.url_of(pg_database_url),
+            tmp_path / "server",
+            "--database-pooled",
+            "--database-direct-url",
+            pg_database_url,
+        )
+        try:
+            owner = server.owner_token
+            assert owner is not None
+            worker = server.register(owner, "worker")
+            variables = {
+                "input": {"project": "pooled", "assignee": "admin/worker", "packet": PACKET}
+            }
+            task_id = server.run_data("mutations/handoff", variables, owner)["handoff"]["id"]
+            server.run_data("mutations/accept_task", {"task_id": task_id}, worker)
+            watcher = _subscribe(server, owner)
+            codes: list[str] = []
+            state = {"now": "accepted"}
+
+            def move() -> None:
+                verb = NEXT[state["now"]]
+                body = {"query": document(f"mutations/{verb}"), "variables": {"task_id": task_id}}
+                answer = server.client.post(
+                    server.graphql_url, json=body, headers=server.headers(owner)
+                ).json()
+                if answer.get("errors"):
+                    codes.append(answer["errors"][0]["extensions"]["code"])
+                    if codes[-1] == "unavailable" and "unknown" in str(answer):
+                        # the move may have been made: read the task before the next one
+                        query = "query($id: ID!) { task(id: $id) { state } }"
+                        state["now"] = server.data(query, {"id": task_id}, owner)["task"]["state"]
+                    return
+                codes.append("ok")
+                state["now"] = answer["data"][verb]["state"]
+
+            try:
+                for _ in range(5):
+                    await asyncio.to_thread(move)
+                bouncer.stop()
+                for _ in range(3):  # while it is down
+                    await asyncio.to_thread(move)
+                bouncer.start()
+                before = codes.count("ok")
+                while codes.count("ok") < before + 5:  # back by itself
+                    await asyncio.to_thread(move)
+                    assert len(codes) < 200, codes[-10:]
+                log = await event_log(pg_database_url)
+                received = await asyncio.to_thread(watcher.wait_for, len(log))
+            finally:
+                watcher.close()
+            assert set(codes) <= {"ok", "unavailable"}, codes
+            assert "unavailable" in codes
+            assert seqs(received) == [e["seq"] for e in log]
+            assert "Traceback" not in server.output()
+        finally:
+            server.stop()
