@@ -130,6 +130,24 @@ class Bouncer:
             .render_as_string(hide_password=False)
         )
 
+    def stats(self, database: str) -> dict[str, int]:
+        """The admin console's `SHOW STATS` for one database: its totals since start."""
+        console = ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "pgbouncer"]
+        answer = subprocess.run(
+            ["psql", *console, "-A", "-F", "\t", "-c", "SHOW STATS"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        header, *rows = answer.stdout.strip().splitlines()
+        names = header.split("\t")
+        for row in rows:
+            values = dict(zip(names, row.split("\t"), strict=False))
+            if values.get("database") == database:
+                return {k: int(v) for k, v in values.items() if v.isdigit()}
+        raise LookupError(f"no stats for {database}: {answer.stdout}")
+
     def log(self) -> str:
         path = self.directory / "pgbouncer.log"
         return path.read_text() if path.exists() else ""
@@ -156,7 +174,7 @@ def private_pgbouncer(
         f"* = host={pg_host} port={pg_port}\n"
         "[pgbouncer]\n"
         f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-        f"auth_type = trust\nauth_file = {directory}/users.txt\n"
+        f"auth_type = trust\nauth_file = {directory}/users.txt\nadmin_users = postgres\n"
         f"pool_mode = {pool_mode}\ndefault_pool_size = {pool_size}\n"
         "max_client_conn = 1000\nmax_db_connections = 0\n"
         # a test's database is dropped after it: its idle server connections go soon

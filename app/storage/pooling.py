@@ -33,6 +33,7 @@ holds in all: its pool, its LISTEN connection, the health probe's and, with
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,7 +205,8 @@ async def _keeps_prepared(dsn: str, conn: Any) -> None:
 
     try:
         async with conn.transaction():
-            statement = await conn.prepare("SELECT 1")
+            name = f"prickle_check_{secrets.token_hex(8)}"
+            statement = await conn.prepare("SELECT 1", name=name)  # kept: not closed yet
             names = await conn.fetch(
                 "SELECT name FROM pg_prepared_statements", timeout=CHECK_SECONDS
             )
