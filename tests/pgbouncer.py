@@ -131,10 +131,15 @@ class Bouncer:
         )
 
     def stats(self, database: str) -> dict[str, int]:
-        """The admin console's `SHOW STATS` for one database: its totals since start."""
+        """The admin console's `SHOW STATS` for one database: its totals since start (through
+        psql: the console answers the simple query protocol only)."""
+        from pg_cluster import bindir
+
+        where = bindir()
+        psql = shutil.which("psql") or str(where / "psql" if where else "psql")
         console = ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "pgbouncer"]
         answer = subprocess.run(
-            ["psql", *console, "-A", "-F", "\t", "-c", "SHOW STATS"],
+            [psql, *console, "-A", "-F", "\t", "-c", "SHOW STATS"],
             capture_output=True,
             text=True,
             timeout=10,
