@@ -74,8 +74,8 @@ def create_engine(
 ) -> AsyncEngine:
     """`pooled`: the URL is a transaction-mode pooler (the pooling module's `pooled`);
     `prepared`: one that keeps each client's prepared statements (statements named and
-    cached); `budget`:
-    the pool's size and overflow (by default the pool size and as many again);
+    cached); `budget`: the pool's size and overflow (by default the pool size and as many
+    again);
     `connect_seconds`: the longest a new connection may take (by default asyncpg's)."""
     if is_sqlite(url):
         engine = create_async_engine(
