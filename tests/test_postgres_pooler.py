@@ -219,7 +219,8 @@ async def test_two_servers_behind_pgbouncer_listen_on_the_direct_url_and_every_v
             assert "Traceback" not in server.output()
         if PREPARED in told:
             stats = bouncer.stats(make_url(pg_database_url).database or "")
-            assert 0 < stats["total_client_parse_count"] < stats["total_bind_count"] / 5, stats
+            # named statements, each bound again after its Parse (on average at least twice)
+            assert 0 < 2 * stats["total_client_parse_count"] < stats["total_bind_count"], stats
     finally:
         for server in servers:
             server.stop()
