@@ -212,6 +212,12 @@ class Settings:
         "the database URL is a transaction-mode pooler (PgBouncer, ...): settings per "
         "transaction, unnamed statements, no LISTEN on it",
     )
+    database_pooled_prepared: bool = setting(
+        False,
+        on_off,
+        "the pooler keeps each client's prepared statements (PgBouncer 1.21 or later with "
+        "max_prepared_statements): named statements, cached per connection",
+    )
     database_direct_url: str | None = setting(
         None,
         text,
@@ -471,7 +477,13 @@ def _declared() -> tuple[Declared, ...]:
 DECLARED: tuple[Declared, ...] = _declared()
 BY_NAME: dict[str, Declared] = {d.name: d for d in DECLARED}
 FLAGS = tuple(d.name for d in DECLARED if d.flag)  # `prickle serve`'s and `prickle config`'s
-DATABASE_FLAGS = ("database_url", "database_pooled", "database_direct_url", "database_read_url")
+DATABASE_FLAGS = (
+    "database_url",
+    "database_pooled",
+    "database_pooled_prepared",
+    "database_direct_url",
+    "database_read_url",
+)
 
 
 def read(

@@ -70,10 +70,12 @@ def create_engine(
     pooled: bool = False,
     budget: Budget | None = None,
     connect_seconds: float | None = None,
+    prepared: bool = False,
 ) -> AsyncEngine:
     """`pooled`: the URL is a transaction-mode pooler (the pooling module's `pooled`);
-    `budget`:
-    the pool's size and overflow (by default the pool size and as many again);
+    `prepared`: one that keeps each client's prepared statements (statements named and
+    cached); `budget`: the pool's size and overflow (by default the pool size and as many
+    again);
     `connect_seconds`: the longest a new connection may take (by default asyncpg's)."""
     if is_sqlite(url):
         engine = create_async_engine(
@@ -86,7 +88,9 @@ def create_engine(
         return engine
     statement_ms = statement_timeout_ms()
     connect_args: dict[str, Any] = {"server_settings": startup_settings()}
-    if pooled:  # no startup parameter a pooler refuses, no named statement: set per transaction
+    if pooled:  # no startup parameter a pooler refuses: set per transaction
+        connect_args = {}
+    if pooled and not prepared:  # and no named statement
         connect_args = {
             "statement_cache_size": 0,
             "prepared_statement_cache_size": 0,

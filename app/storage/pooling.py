@@ -9,7 +9,11 @@ The server is told, not guessing, that its `--database-url` is a pooler: `--data
 - statements are unnamed, with no statement cache (asyncpg's `statement_cache_size=0`, the
   asyncpg dialect's `prepared_statement_cache_size=0`, unnamed prepared statements): asyncpg
   sends an unnamed statement's Parse again with its Bind, so no statement outlives the
-  server connection it was parsed on;
+  server connection it was parsed on (PgBouncer 1.18 has no prepared statements in
+  transaction mode). With `--database-pooled-prepared` (PRICKLE_DATABASE_POOLED_PREPARED),
+  for a pooler that keeps each client's prepared statements (PgBouncer 1.21 or later with
+  `max_prepared_statements` above 0), statements are named and cached as on a direct
+  connection: the pooler prepares them again on whichever server connection it gives;
 - every block is a transaction (no write committing by itself): its statements and
   `SET LOCAL` stay on one server connection;
 - nothing is assumed of the session between transactions: no `LISTEN` on the pooler. The
@@ -19,7 +23,9 @@ The server is told, not guessing, that its `--database-url` is a pooler: `--data
 
 At start (`check`) the server asks, and refuses in one line: a pooler that keeps a session
 per client (session mode, or PostgreSQL itself: two clients connected at once are never
-given the same backend), a direct URL on another database or server than the pooler's.
+given the same backend), `--database-pooled-prepared` on a pooler that passes a statement's
+name on to PostgreSQL as it is (it does not keep prepared statements per client), a direct
+URL on another database or server than the pooler's.
 `--database-connections` (PRICKLE_DATABASE_CONNECTIONS) is the most connections a process
 holds in all: its pool, its LISTEN connection, the health probe's and, with
 `--database-read-url`, the read replica's pool (`Budget`).
@@ -27,6 +33,7 @@ holds in all: its pool, its LISTEN connection, the health probe's and, with
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +54,12 @@ def pooled() -> bool:
     return current().database_pooled
 
 
+def prepared() -> bool:
+    """Whether the pooler keeps each client's prepared statements, so that statements may be
+    named and cached (PRICKLE_DATABASE_POOLED_PREPARED)."""
+    return current().database_pooled_prepared
+
+
 def direct_url() -> str | None:
     """The session connection straight to PostgreSQL (PRICKLE_DATABASE_DIRECT_URL), if any."""
     return current().database_direct_url or None
@@ -64,7 +77,7 @@ def plain_dsn(url: str) -> str:
 
 def connect_arguments(pooled: bool) -> dict[str, Any]:
     """asyncpg's arguments for a connection of its own (the probe's, the checks'): no
-    statement cache behind a pooler."""
+    statement cache behind a pooler (even one keeping prepared statements: these send few)."""
     return {"statement_cache_size": 0} if pooled else {}
 
 
@@ -134,10 +147,17 @@ def budget(pool_size: int, listening: bool, reading: bool = False) -> Budget:
 async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, str]) -> None:
     """Refuse, in one line (`DatabaseSettingError`), a pooler that keeps a session per client,
     a pooler not said to be one (it refuses the `startup` parameters a direct connection
-    sends), and a direct URL on another database or server than the URL's. (A read URL:
-    the replica's `check`.)"""
+    sends), `--database-pooled-prepared` without a pooler keeping prepared statements, and
+    a direct URL on another database or server than the URL's. (A read URL: the replica's
+    `check`.)"""
     import asyncpg
 
+    named = prepared()
+    if named and not pooled:
+        raise DatabaseSettingError(
+            "--database-pooled-prepared is said of a pooler: add --database-pooled "
+            "(PRICKLE_DATABASE_POOLED=1), or leave --database-pooled-prepared out"
+        )
     arguments = connect_arguments(pooled)
     if not pooled:
         arguments["server_settings"] = startup
@@ -156,6 +176,8 @@ async def check(url: str, pooled: bool, direct: str | None, startup: dict[str, s
             identity = await _identity(first)
         except (TimeoutError, asyncpg.PostgresError, OSError):
             return  # connected but not answered: the server's outage handling says so
+        if named:
+            await _keeps_prepared(dsn, first)
         if pooled:
             await _transaction_pooled(dsn, first, arguments)
         if direct is not None:
@@ -172,6 +194,34 @@ async def _identity(conn: Any) -> tuple[str, str, int]:
         timeout=CHECK_SECONDS,
     )
     return (row[0], row[1], row[2])
+
+
+async def _keeps_prepared(dsn: str, conn: Any) -> None:
+    """A pooler keeping each client's prepared statements (PgBouncer 1.21 or later with
+    `max_prepared_statements`) prepares them on PostgreSQL under names of its own; one that
+    does not (PgBouncer 1.18, or a later one with `max_prepared_statements = 0`) passes the
+    client's name on. Asked in one transaction: one server connection throughout."""
+    import asyncpg
+
+    try:
+        async with conn.transaction():
+            name = f"prickle_check_{secrets.token_hex(8)}"
+            statement = await conn.prepare("SELECT 1", name=name)  # kept: not closed yet
+            names = await conn.fetch(
+                "SELECT name FROM pg_prepared_statements", timeout=CHECK_SECONDS
+            )
+            passed_on = statement.get_name() in {row[0] for row in names}
+            if passed_on:  # leave no statement behind on the server connection
+                await conn.execute("DEALLOCATE ALL")
+    except (TimeoutError, asyncpg.PostgresError, OSError):
+        return  # the database does not answer: the server's outage handling says so
+    if passed_on:
+        raise DatabaseSettingError(
+            f"--database-pooled-prepared: {make_url(dsn).render_as_string(hide_password=True)}"
+            " passes a prepared statement's name on to PostgreSQL: it does not keep prepared "
+            "statements per client (PgBouncer 1.21 or later with max_prepared_statements "
+            "above 0 does); leave --database-pooled-prepared out"
+        )
 
 
 async def _transaction_pooled(dsn: str, first: Any, arguments: dict[str, Any]) -> None:

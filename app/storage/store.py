@@ -66,6 +66,7 @@ from app.storage.pooling import (
     direct_url,
     plain_dsn,
     pooled,
+    prepared,
     session_settings,
 )
 from app.storage.repositories.base import SafeBound, TxConnection
@@ -132,13 +133,14 @@ class Store:
         # PostgreSQL behind a transaction-mode pooler (`pooled`), and the
         # connection straight to it for what holds a session (LISTEN, migrations)
         self.pooled = pooled() and not self.sqlite
+        self.prepared = self.pooled and prepared()  # and it keeps prepared statements
         self.direct_url = direct_url() if not self.sqlite else None
         # PostgreSQL: a hot standby a query's reads may be served by (`Replica`)
         self.read_url = replica.read_url() if not self.sqlite else None
         self.budget: Budget | None = None  # PostgreSQL: the connections it may hold
         if not self.sqlite:
             self.budget = budget(pool_size(), self.listen_url is not None, bool(self.read_url))
-        self.engine = create_engine(self.url, self.pooled, self.budget)
+        self.engine = create_engine(self.url, self.pooled, self.budget, prepared=self.prepared)
         self.replica: replica.Replica | None = None
         self._replica_engine: AsyncEngine | None = None
         self._replica_fast: FastWays | None = None
@@ -149,6 +151,7 @@ class Store:
                 self.pooled,
                 Budget(self.budget.replica, self.budget.replica_overflow, 0),
                 connect_seconds=replica.CONNECT_SECONDS,
+                prepared=self.prepared,
             )
         self._direct_engine: AsyncEngine | None = None
         self._blocking = create_sqlite_engine(self.url) if is_sqlite_file(self.url) else None

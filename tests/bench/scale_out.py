@@ -1,9 +1,11 @@
-"""`python -m tests.bench.scale_out [--seconds S] [--processes 1,2,4]`
+"""`python -m tests.bench.scale_out [--seconds S] [--processes 1,2,4] [--pgbouncer 1.18|1.24]`
 
 Several `prickle serve` processes on one PostgreSQL (PRICKLE_TEST_PG), straight to it and
 through a private PgBouncer in transaction mode (tests/support/pgbouncer.py), side by side in one
 run: with the pooler, with LISTEN on `--database-direct-url` and without it (the hub polls).
-Each process has `--database-connections` C.
+Each process has `--database-connections` C. `--pgbouncer 1.24`: PgBouncer 1.24.1 built from
+source, with `max_prepared_statements`; its setup `pgbouncer + direct URL, prepared` (asked
+for by `--setup`) adds `--database-pooled-prepared`.
 
 For each setup and number of processes P: a fresh database; P servers; 8 writers, each
 cycling one task of its own through stop_run / resume_run for S seconds, spread over the
@@ -101,8 +103,10 @@ async def one_run(
         if bouncer is not None:
             served = bouncer.url_of(url)
             args.append("--database-pooled")
-            if setup == "pgbouncer + direct URL":
+            if setup.startswith("pgbouncer + direct URL"):
                 args += ["--database-direct-url", url]
+            if setup.endswith(", prepared"):
+                args.append("--database-pooled-prepared")
         servers: list[Server] = []
         try:
             for i in range(processes):  # one after the other: a busy machine starts them slowly
@@ -199,15 +203,20 @@ def _packet() -> dict[str, Any]:
 
 
 SETUPS = ("direct", "pgbouncer + direct URL", "pgbouncer, no direct URL")
+PREPARED = "pgbouncer + direct URL, prepared"  # PgBouncer 1.21 or later only
 
 
 async def main_async(
-    seconds: float, counts: list[int], logs: str | None = None, setups: tuple[str, ...] = SETUPS
+    seconds: float,
+    counts: list[int],
+    logs: str | None = None,
+    setups: tuple[str, ...] = SETUPS,
+    version: str | None = None,
 ) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))  # as pytest has it
-    from pgbouncer import private_pgbouncer
+    from pgbouncer import DEBIAN, private_pgbouncer
 
     port = make_url(PG_ADMIN).port or 5432
     rows = []
@@ -215,7 +224,9 @@ async def main_async(
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="prickle-scale-out-"))
         if logs:
             tmp = logs
-        bouncer = stack.enter_context(private_pgbouncer(port, pool_size=BOUNCER_POOL))
+        bouncer = stack.enter_context(
+            private_pgbouncer(port, pool_size=BOUNCER_POOL, version=version or DEBIAN)
+        )
         for processes in counts:
             for setup in setups:
                 try:
@@ -254,11 +265,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--processes", default="1,2,4")
     parser.add_argument("--logs", default=None, help="keep the servers' logs in this directory")
-    parser.add_argument("--setup", choices=SETUPS, default=None, help="only this one")
+    parser.add_argument(
+        "--setup", choices=(*SETUPS, PREPARED), action="append", help="only these (repeatable)"
+    )
+    parser.add_argument("--pgbouncer", choices=("1.18", "1.24"), default="1.18")
     args = parser.parse_args()
     counts = [int(p) for p in args.processes.split(",")]
-    setups = tuple(s for s in SETUPS if args.setup is None or s == args.setup)
-    asyncio.run(main_async(args.seconds, counts, args.logs, setups))
+    setups = tuple(args.setup) if args.setup else SETUPS
+    asyncio.run(main_async(args.seconds, counts, args.logs, setups, args.pgbouncer))
 
 
 if __name__ == "__main__":

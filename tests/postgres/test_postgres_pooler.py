@@ -3,16 +3,24 @@ through a private PgBouncer (tests/support/pgbouncer.py) in front of PRICKLE_TES
 without `--database-direct-url`. Every subscriber of every server receives every event once,
 in order; no write is refused; without the direct URL the servers say once that LISTEN is
 unavailable and follow each other by polling. The start-up refusals: a pooler not said to be
-one, a pooler in session mode, a direct URL on another database.
+one, a pooler in session mode, a direct URL on another database, prepared statements said of
+a pooler that passes their names on.
 
-Run in the PostgreSQL passes only; PgBouncer from Debian (`.ci/run` installs it; without it
-these tests skip, except under CI: `CI=true` or `PRICKLE_REQUIRE_PGBOUNCER=1`).
+Two PgBouncers: Debian's 1.18 (statements unnamed), and 1.24.1 built from source
+(tests/pgbouncer.py) with `max_prepared_statements` and the servers told so
+(`--database-pooled-prepared`: statements named and cached). The cases that differ between
+them (the servers' statements) run behind both; each PgBouncer is started once per module.
+
+Run in the PostgreSQL passes only; PgBouncer from Debian (`.ci/run` installs it, and what
+building 1.24.1 needs; without them these tests skip, except under CI: `CI=true` or
+`PRICKLE_REQUIRE_PGBOUNCER=1`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,27 +28,65 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factory import PACKET
-from pgbouncer import Bouncer, available, private_pgbouncer
+from factory import PACKET, evidence
+from pgbouncer import BUILT, DEBIAN, Bouncer, available, built, private_pgbouncer
 from processes import Subscription, event_log, seqs
+from receiver import Receiver
 from server import PG_ADMIN, Server, connect, document, postgres_only, prickle, start
 from sqlalchemy.engine import make_url
 
 pytestmark = [postgres_only, pytest.mark.postgres]
 
+RESULT = {
+    "summary": "GET /health answers 200 and the README says so",
+    "provenance": "agent_generated",
+    "evidence": [evidence([0, 1])],
+}
 NEXT = {"accepted": "stop_run", "waiting": "resume_run"}
 LISTEN_UNAVAILABLE = "LISTEN is unavailable"
 
 
+PREPARED = "--database-pooled-prepared"
+POOLERS = [
+    pytest.param(DEBIAN, id="pgbouncer-1.18-unnamed"),
+    pytest.param(BUILT, id="pgbouncer-1.24-prepared"),
+]
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_PGBOUNCER") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def bouncer() -> Iterator[Bouncer]:
+    """Debian's PgBouncer 1.18: no prepared statements in transaction mode."""
     if not available():
-        if os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_PGBOUNCER") == "1":
-            pytest.fail("pgbouncer is not installed (.ci/run installs it)")
-        pytest.skip("pgbouncer is not installed")
+        _missing("pgbouncer is not installed (.ci/run installs it)")
     port = make_url(PG_ADMIN).port or 5432
     with private_pgbouncer(port, pool_size=10) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def bouncer_prepared() -> Iterator[Bouncer]:
+    """PgBouncer 1.24.1 with `max_prepared_statements = 100` (built once per clone)."""
+    try:
+        built()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        _missing(f"PgBouncer 1.24.1 could not be built: {error}")
+    port = make_url(PG_ADMIN).port or 5432
+    with private_pgbouncer(port, pool_size=10, version=BUILT) as running:
+        yield running
+
+
+@pytest.fixture(params=POOLERS)
+def pooler(request: pytest.FixtureRequest) -> tuple[Bouncer, tuple[str, ...]]:
+    """A running PgBouncer and what the servers are told of it."""
+    if request.param == DEBIAN:
+        return request.getfixturevalue("bouncer"), ()
+    return request.getfixturevalue("bouncer_prepared"), (PREPARED,)
 
 
 def _servers(url: str, tmp_path: Path, *args: str) -> list[Server]:
@@ -115,10 +161,11 @@ async def _every_event_to_every_subscriber(servers: list[Server], url: str) -> N
 
 
 async def test_two_servers_behind_pgbouncer_without_the_direct_url_poll_for_each_other(
-    bouncer: Bouncer, pg_database_url: str, tmp_path: Path
+    pooler: tuple[Bouncer, tuple[str, ...]], pg_database_url: str, tmp_path: Path
 ) -> None:
+    bouncer, told = pooler
     pooled = bouncer.url_of(pg_database_url)
-    servers = _servers(pooled, tmp_path)
+    servers = _servers(pooled, tmp_path, *told)
     try:
         await _every_event_to_every_subscriber(servers, pg_database_url)
         for server in servers:  # said once, at start
@@ -136,20 +183,95 @@ async def test_two_servers_behind_pgbouncer_without_the_direct_url_poll_for_each
             server.stop()
 
 
-async def test_two_servers_behind_pgbouncer_listen_on_the_direct_url(
-    bouncer: Bouncer, pg_database_url: str, tmp_path: Path
+async def test_two_servers_behind_pgbouncer_listen_on_the_direct_url_and_every_verb_works(
+    pooler: tuple[Bouncer, tuple[str, ...]], pg_database_url: str, tmp_path: Path
 ) -> None:
+    """Also a task's whole life through each server, its events to a subscriber and a
+    webhook, and, behind 1.24 told so, statements prepared once and bound again and again
+    (PgBouncer's own counts)."""
+    bouncer, told = pooler
     pooled = bouncer.url_of(pg_database_url)
-    servers = _servers(pooled, tmp_path, "--database-direct-url", pg_database_url)
+    args = ("--database-direct-url", pg_database_url, "--allow-private-webhooks", *told)
+    servers = _servers(pooled, tmp_path, *args)
     try:
         await _every_event_to_every_subscriber(servers, pg_database_url)
         for server in servers:
             assert LISTEN_UNAVAILABLE not in server.output()
         listening = (await _applications(pg_database_url)).count("prickle-listen")
         assert listening == 2  # one LISTEN connection per server, straight to PostgreSQL
+        owner = servers[0].owner_token or servers[1].owner_token
+        assert owner is not None
+        watcher = _subscribe(servers[1], owner)
+        with Receiver() as receiver:
+            hook = {"url": receiver.url, "project": "lifecycle"}
+            servers[0].run_data("mutations/create_webhook", {"input": hook}, owner)
+            try:
+                lived = [t for i, s in enumerate(servers) for t in _whole_life(s, owner, i)]
+                log = await event_log(pg_database_url)
+                received = await asyncio.to_thread(watcher.wait_for, len(log))
+            finally:
+                watcher.close()
+            assert seqs(received) == [e["seq"] for e in log]
+            theirs = [e["seq"] for e in log if e["task_id"] in lived]
+            delivered = await asyncio.to_thread(receiver.wait_for, len(theirs))
+            assert [d.data["seq"] for d in delivered] == theirs  # each once, in order
+        for server in servers:
+            assert "Traceback" not in server.output()
+        if PREPARED in told:
+            stats = bouncer.stats(make_url(pg_database_url).database or "")
+            # named statements, each bound again after its Parse (on average at least twice)
+            assert 0 < 2 * stats["total_client_parse_count"] < stats["total_bind_count"], stats
     finally:
         for server in servers:
             server.stop()
+
+
+def _whole_life(server: Server, owner: str, number: int) -> list[str]:
+    """Every verb of a task's life through `server`, a query after, and a task cancelled:
+    the two tasks' ids."""
+    worker = f"coder{number}"
+    token = server.register(owner, worker)
+    run = server.run_data
+    handed = {"project": "lifecycle", "assignee": f"admin/{worker}", "packet": PACKET}
+    task_id = run("mutations/handoff", {"input": handed}, owner)["handoff"]["id"]
+    moves: list[tuple[str, str, dict[str, Any]]] = [
+        ("accept_task", token, {}),
+        ("start_task", token, {}),
+        ("save_checkpoint", token, {"checkpoint": {"progress": "half", "next_steps": ["rest"]}}),
+        ("wait_on", token, {"on": "human", "question": "Which port?"}),
+        ("answer", owner, {"answer": "8000"}),
+        ("stop_run", owner, {}),
+        ("resume_run", owner, {}),
+        ("return_result", token, {"result": RESULT}),
+    ]
+    for verb, who, variables in moves:
+        task = run(f"mutations/{verb}", {"task_id": task_id, **variables}, who)[verb]
+    if task["state"] == "approval":
+        decided = {"task_id": task_id, "decision": "accept"}
+        task = run("mutations/decide_result", decided, owner)["decide_result"]
+    assert task["state"] == "completed", task
+    query = "query($id: ID!) { task(id: $id) { state version } }"
+    found = server.data(query, {"id": task_id}, owner)["task"]
+    assert found == {"state": "completed", "version": task["version"]}
+    other = run("mutations/handoff", {"input": handed}, owner)["handoff"]["id"]
+    cancelled = run("mutations/cancel_task", {"task_id": other}, owner)["cancel_task"]
+    assert cancelled["state"] == "cancelled"
+    return [task_id, other]
+
+
+async def test_prepared_statements_said_of_a_pooler_passing_their_names_on_are_refused(
+    bouncer: Bouncer, pg_database_url: str
+) -> None:
+    """PgBouncer 1.18 passes a statement's name on to PostgreSQL (no prepared statements in
+    transaction mode): `--database-pooled-prepared` is refused in one line; said without
+    `--database-pooled`, too."""
+    pooled = bouncer.url_of(pg_database_url)
+    args = ("--database-url", pooled, "--database-pooled", PREPARED)
+    line = _refused(await asyncio.to_thread(prickle, "migrate", *args))
+    assert PREPARED in line and "max_prepared_statements" in line, line
+    args = ("--database-url", pg_database_url, PREPARED)
+    line = _refused(await asyncio.to_thread(prickle, "migrate", *args))
+    assert "add --database-pooled" in line, line
 
 
 def _refused_within(server: Server, token: str, most: float) -> None:
