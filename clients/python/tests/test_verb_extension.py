@@ -27,7 +27,6 @@ pause_task = declare(
     "pause_task",
     Reason,
     acts.stop,
-    alone=True,
     description="Pause the run.",
     guide="Pause your run; it waits on `stopped` until its owner resumes it.",
     destructive=True,
