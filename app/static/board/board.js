@@ -39,7 +39,11 @@
   const WHOLE = 2000;
   const COLUMN = `total_count total_count_capped pageInfo { hasPreviousPage startCursor }
       edges { node { ${CARD} } }`;
+  // `event_head`: the event cursor the counts are as of (read in the same transaction); the
+  // board's subscription starts after it, so each move is counted once, by the first
+  // screen's counts or by its event, never by both.
   const Q_COLUMNS = `query BoardColumns($project: String, $last: Int!) {
+    event_head
     requested: tasks(project: $project, state: requested, last: $last) { ${COLUMN} }
     routed: tasks(project: $project, state: routed, last: $last) { ${COLUMN} }
     accepted: tasks(project: $project, state: accepted, last: $last) { ${COLUMN} }
@@ -78,6 +82,7 @@
       edges { node { ${CARD} events { ${ASKED} } } }`;
   const Q_INBOX = `query BoardInbox($project: String, $first: Int!) {
     all: inbox(first: 0) { total_count }
+    projects: inbox_projects { project count }
     decide: inbox(asked: decide_result, project: $project, first: $first) { ${INBOX_ITEMS} }
     approve: inbox(asked: approve_handoff, project: $project, first: $first) { ${INBOX_ITEMS} }
     answer: inbox(asked: answer, project: $project, first: $first) { ${INBOX_ITEMS} } }`;
@@ -528,7 +533,7 @@
     render(pages) {
       performance.mark("board:render:start");
       this.cards.clear();
-      const tasks = Object.values(pages).flatMap((p) => p.edges.map((e) => e.node));
+      const tasks = STATES.flatMap((s) => pages[s]?.edges.map((e) => e.node) ?? []);
       const sorted = [...tasks].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
       const frags = new Map(STATES.map((s) => [s, document.createDocumentFragment()]));
       for (const task of sorted) {
@@ -536,9 +541,6 @@
         this.cards.set(task.id, { el, task });
         frags.get(task.state)?.append(el);
       }
-      // events that arrived before these pages (the replay from the head cursor) are, but for
-      // a moment's race, in the counts the pages carry: not counted again
-      for (const waiting of this.pending.values()) waiting.from = undefined;
       for (const [state, c] of this.columns) {
         const page = pages[state];
         c.list.replaceChildren(frags.get(state));
@@ -1352,7 +1354,7 @@
     acted: [],
     me: null, // { kind, id } of the signed-in principal
     inboxGroups: new Map(), // group key -> { tasks, total, cursor }: the pages read of each
-    inboxProjects: new Set(), // the projects the inbox has shown items of: the filter's choices
+    inboxProjects: new Map(), // project -> how many wait on the viewer in it: the filter's choices
     inboxTotal: 0,
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
@@ -1449,7 +1451,7 @@
     app.live = null;
     app.me = null;
     app.inboxGroups = new Map();
-    app.inboxProjects = new Set();
+    app.inboxProjects = new Map();
     app.inboxPicked.clear();
     app.inboxTotal = 0;
     app.inboxReady = false;
@@ -1530,15 +1532,15 @@
     notice(`Loading ${project}…`);
     performance.mark("board:load:start");
     try {
-      app.cursor = await headCursor(live);
+      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
       if (loadId !== app.loadId) return;
+      // the counts are as of event_head: the events after it are the moves since
+      app.cursor = pages.event_head;
+      app.board.render(pages);
       live.subscribe("board", S_EVENTS, () => ({ project, after: app.cursor }), {
         next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
-      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
-      if (loadId !== app.loadId) return;
-      app.board.render(pages);
       metrics.load = { tasks: app.board.cards.size, ms: measure("board:load", "board:load:start") };
       firstScreen();
       const total = app.board.total;
@@ -1769,11 +1771,14 @@
   function drawInbox() {
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    for (const t of inboxTasks()) app.inboxProjects.add(t.project);
-    if (app.inboxProject) app.inboxProjects.add(app.inboxProject);
+    // every project with something waiting on the viewer, with how many (the server's
+    // counts); the one chosen stays a choice when nothing waits in it any more
+    const projects = new Map(app.inboxProjects);
+    if (app.inboxProject && !projects.has(app.inboxProject)) projects.set(app.inboxProject, 0);
     const filter = $("inbox-project");
     filter.replaceChildren(h("option", { value: "", text: `every project (${app.inboxTotal})` }),
-      ...[...app.inboxProjects].sort().map((p) => h("option", { value: p, text: p })));
+      ...[...projects].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([p, n]) => h("option", { value: p, text: `${p} (${n})` })));
     filter.value = app.inboxProject;
     const groups = ASKS.map((a) => ({ ...a, ...app.inboxGroups.get(a.key) })).filter((g) => g.tasks?.length);
     $("inbox-list").dataset.project = app.inboxProject; // what it was read for
@@ -1802,6 +1807,7 @@
     if (mine !== app.inboxLoads) return;
     app.inboxGroups = new Map(ASKS.map((a) => [a.key, groupOf(data[a.key])]));
     app.inboxTotal = data.all.total_count;
+    app.inboxProjects = new Map(data.projects.map((p) => [p.project, p.count]));
     const shown = new Set(inboxTasks().map((t) => t.id));
     for (const id of app.inboxPicked) if (!shown.has(id)) app.inboxPicked.delete(id);
     app.inboxReady = true;
