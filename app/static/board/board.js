@@ -584,16 +584,22 @@
       this.root.scrollLeft += left - 8;
     }
 
-    // Events and later pages: kept by task id, newest version wins, drawn once per frame.
-    // `from`: for an event, the state it moved the task from (null: it created it), which
-    // the counts follow for a task the board has not loaded; for a page, undefined: the
-    // task is already counted.
-    offer(task, from) {
+    // Events: kept by task id, newest version wins, drawn once per frame.
+    offer(task) {
       const waiting = this.pending.get(task.id);
       const known = waiting?.task || this.cards.get(task.id)?.task;
       if (known && known.version >= task.version) return;
-      this.pending.set(task.id, { task, from: waiting ? waiting.from : from });
+      this.pending.set(task.id, { task });
       this.schedule();
+    }
+
+    // The counts follow the events, each once, whatever cards the board holds: they are the
+    // first screen's (as of its event_head) and every event after it. `from`: the state the
+    // event moved its task from (null: it created it).
+    moved(from, to) {
+      if (from === to) return;
+      if (from != null && this.columns.has(from)) this.count(this.columns.get(from), -1);
+      if (this.columns.has(to)) this.count(this.columns.get(to), 1);
     }
 
     // The rest of a project read whole: a card for each task not drawn (nor waiting to be),
@@ -649,7 +655,7 @@
       performance.mark("board:apply:start");
       const batch = [...this.pending.values()];
       this.pending.clear();
-      for (const { task, from } of batch) this.apply(task, from);
+      for (const { task } of batch) this.apply(task);
       void this.root.offsetHeight;
       const ms = measure("board:apply", "board:apply:start", { tasks: batch.length });
       metrics.applies.push({ tasks: batch.length, ms });
@@ -660,21 +666,14 @@
       metrics.drawnAt = performance.now();
     }
 
-    // One card: replaced by its new version at the top of its (possibly new) column. The
-    // counts move with it: from where the board had it, or for a task it had not loaded,
-    // from where the event says it was (a task of a page was counted already).
-    apply(task, from) {
+    // One card: replaced by its new version at the top of its (possibly new) column (the
+    // counts have moved with its events already).
+    apply(task) {
       const old = this.cards.get(task.id);
       if (old && old.task.version >= task.version) return;
       const el = this.card(task);
       const column = this.columns.get(task.state);
       if (old) old.el.remove();
-      // where the task was counted before (undefined: where it is now, or a page's count)
-      const was = old ? old.task.state : from;
-      if (was !== undefined && was !== task.state) {
-        if (was !== null) this.count(this.columns.get(was), -1);
-        if (column) this.count(column, 1);
-      }
       if (!column) return;
       column.list.prepend(el);
       el.classList.add("fresh"); // a change (pages of the load are drawn by render, fill, more)
@@ -1610,7 +1609,10 @@
     if (!$("notice").hidden && $("notice").classList.contains("error")) notice("");
     metrics.events += 1;
     app.cursor = event.cursor;
-    if (event.task) app.board.offer(event.task, event.kind === "created" ? null : event.from_state);
+    if (event.task) {
+      app.board.moved(event.kind === "created" ? null : event.from_state, event.to_state);
+      app.board.offer(event.task);
+    }
     arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
