@@ -1568,6 +1568,7 @@
       if (error.code === "unauthenticated") return authFailed();
       notice(`Could not load the board: ${inWords(error)}. It is read again when the connection is back.`, true);
       app.loadFailed = project;
+      live.connect(); // connected (again), the board is read again
     }
   }
 
