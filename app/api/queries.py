@@ -104,6 +104,12 @@ def _arg(description: str) -> Any:
     return strawberry.argument(description=description)
 
 
+@strawberry.type(description="A project in which something waits on the caller, and how much.")
+class InboxProject:
+    project: str
+    count: int = strawberry.field(description="The tasks in it waiting on the caller.")
+
+
 @strawberry.type
 class Query:
     @strawberry.field(description="The task, or null when it does not exist or is not visible.")
@@ -191,6 +197,36 @@ class Query:
 
         place = waits.places
         return TaskConnection.of(waits.page, pages, count, found, lambda t: "|".join(place[t.id]))
+
+    @strawberry.field(
+        description="Every project in which something waits on the caller, by name, with how "
+        "many of its tasks wait (those asking `asked`, where given): the inbox's `project` "
+        "choices."
+    )
+    async def inbox_projects(
+        self,
+        info: strawberry.Info,
+        asked: Annotated[
+            InboxAsk | None,
+            strawberry.argument(description="Only what asks this: one verb's items."),
+        ] = None,
+    ) -> list[InboxProject]:
+        ctx = info.context
+        found = await reads.inbox_projects(ctx.store, await ctx.viewer(), plain(asked))
+        return [InboxProject(project=p, count=n) for p, n in found]
+
+    @strawberry.field(
+        description="The event cursor this query reads as of, read in the same transaction as "
+        "its other fields: every event at or before it is in what they read, none after it, "
+        "so a subscription `after` it hears of each change since, once. On PostgreSQL the "
+        "log's safe bound (nothing at or below it can still commit), where each statement "
+        "sees the newest commits: a change committed while the query runs may fall either "
+        "side."
+    )
+    async def event_head(self, info: strawberry.Info) -> str:
+        ctx = info.context
+        await ctx.viewer()
+        return str(await reads.event_head(ctx.store))
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(

@@ -96,6 +96,23 @@ async def count_inbox(
         return await tx.inbox.count(viewer, limit, asked, project)
 
 
+async def inbox_projects(
+    store: Store, viewer: Principal, asked: str | None = None
+) -> list[tuple[str, int]]:
+    """Every project in which something waits on the viewer (asking `asked`, where given),
+    by name, with how many."""
+    async with store.read() as tx:
+        return await tx.inbox.projects(viewer, asked)
+
+
+async def event_head(store: Store) -> int:
+    """The seq of the event log as this read sees it: within a query's shared read, every
+    event at or before it is in what the query's other fields read (0: none yet). On
+    PostgreSQL the log's safe bound."""
+    async with store.read() as tx:
+        return await tx.events.last_seq()
+
+
 async def task_graph(
     store: Store, viewer: Principal, id: str, want: Want
 ) -> tuple[Task | None, Found]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -211,10 +212,16 @@ def test_a_held_task_denied(walk: Walk) -> None:
     assert ([t["id"] for t in graph["tasks"]], graph["edges"]) == ([task["id"]], [])
     inbox = walk("queries/inbox", "bob", first=500)
     assert task["id"] in [e["node"]["id"] for e in inbox["edges"]]
+    waiting = Counter(e["node"]["project"] for e in inbox["edges"])
+    projects = walk("queries/inbox_projects", "bob")  # the inbox's filter, with its counts
+    assert projects == [{"project": p, "count": n} for p, n in sorted(waiting.items())]
+    assert walk("queries/inbox_projects", "bob", asked="decide_result") == []
     asked = walk("queries/inbox", "alice", first=500)  # alice asked; bob decides
     assert task["id"] not in [e["node"]["id"] for e in asked["edges"]]
+    head = int(walk("queries/event_head", "bob"))
     denied = walk("mutations/deny_task", "bob", task_id=task["id"], reason="not now")
     assert denied["state"] == "rejected"
+    assert int(walk("queries/event_head", "bob")) > head  # the denial's event, past it
     inbox = walk("queries/inbox", "bob", first=500)
     assert task["id"] not in [e["node"]["id"] for e in inbox["edges"]]
 

@@ -530,6 +530,52 @@ def test_a_project_too_big_to_read_whole_shows_its_first_screen_and_reads_on_whe
     assert every_violation(page) == []
 
 
+# The board's first request held in the page until the test lets it go (the move under test
+# is made meanwhile): the page's own fetch, wrapped before any of its scripts run.
+HOLD_COLUMNS = """
+(() => {
+  const send = window.fetch;
+  window.fetch = (url, init) => {
+    if (!window.columnsHeld && String(init?.body).includes("query BoardColumns")) {
+      return new Promise((go) => { window.columnsHeld = () => go(send(url, init)); });
+    }
+    return send(url, init);
+  };
+})();
+"""
+
+
+@needs_chromium
+def test_a_move_made_while_the_first_screen_is_read_is_counted_once(board, page) -> None:
+    server, seeded = board
+    # the accepted column's first screen: its newest COLUMN_PAGE tasks, all newer than `early`
+    early, crowd = seeded.huge[1], seeded.huge[2 : 2 + COLUMN_PAGE]
+    later = seeded.huge[2 + COLUMN_PAGE]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda t: move(server, "accept_task", t, seeded.bob), crowd))
+    page.add_init_script(HOLD_COLUMNS)
+    page.goto(f"{server.base_url}/board?project={HUGE}")
+    page.fill("#token", seeded.alice)
+    page.click("#token-form button[type=submit]")
+    wait_until(page, "typeof window.columnsHeld === 'function'")
+    # no live event can reach the board until the test says: whatever the board hears of
+    # the move below, it hears after its first screen is drawn, as on a slow network
+    page.evaluate("prickleBoard.pauseConnection()")
+    move(server, "accept_task", early, seeded.bob)  # before the counts are read
+    page.evaluate("window.columnsHeld()")
+    wait_until(page, "prickleBoard.metrics.firstScreen")
+    assert page.evaluate(f"prickleBoard.stateOf('{early}')") is None  # counted, not loaded
+
+    page.evaluate("prickleBoard.resumeConnection()")
+    move(server, "accept_task", later, seeded.bob)  # after: its event follows any of the first
+    wait_until(page, f"prickleBoard.stateOf('{later}') === 'accepted'")
+
+    query = "query ($p: String) { tasks(project: $p, state: accepted, first: 0) { total_count } }"
+    accepted = server.data(query, {"p": HUGE}, seeded.alice)["tasks"]["total_count"]
+    shown = page.locator(".column[data-state=accepted] .n").inner_text()
+    assert shown == str(accepted), f"the board counts {shown} accepted; there are {accepted}"
+
+
 def test_the_columns_fit_1440_pixels_and_a_phone_opens_on_a_column_with_tasks(
     board, browser
 ) -> None:

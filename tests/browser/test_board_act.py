@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -516,6 +517,22 @@ def test_the_inbox_gathers_results_and_questions_from_every_project(served, page
     page.locator(
         f"#detail [data-task='{cast.tasks['asks_alice']}'] form[data-verb=answer]"
     ).wait_for()
+
+
+def test_the_inbox_filter_lists_every_project_with_something_waiting_and_how_much(
+    served, page
+) -> None:
+    server, cast = served
+    sign_in(page, server, cast.alice, "project=held&inbox=1")
+    page.locator("#inbox-project").select_option("work")  # one project's items shown only
+    page.locator("#inbox-list[data-project=work]").wait_for()
+    query = "{ inbox(first: 500) { edges { node { project } } } }"
+    edges = server.data(query, None, cast.alice)["inbox"]["edges"]
+    waiting = Counter(e["node"]["project"] for e in edges)
+    assert len(waiting) >= 2, waiting  # more than the one chosen
+    choices = page.locator("#inbox-project option").all_inner_texts()
+    expected = [f"{p} ({n})" for p, n in sorted(waiting.items())]
+    assert choices == [f"every project ({sum(waiting.values())})", *expected], choices
 
 
 def test_the_inbox_is_a_queue_grouped_oldest_first_with_handoffs_approved_together(

@@ -3,6 +3,8 @@ narrows to what is asked and a project, and reads the tasks table through its in
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from factory import ALICE, BOB, CAROL, CODER, HELPER, PLANNER, POSITIONS, SPY, call, drive, give
 from sqlalchemy import text
@@ -13,7 +15,7 @@ from app.domain.moves import allowed_verbs
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.service import admin
-from app.storage.repositories.inbox import Shape, page_statement
+from app.storage.repositories.inbox import Shape, page_statement, projects_statement
 from app.storage.store import Store
 
 pytestmark = pytest.mark.cast
@@ -47,6 +49,9 @@ async def test_the_inbox_is_what_the_domain_says_waits_on_each_principal(store: 
             page = (await tx.inbox.page(principal, 500, None)).page
             assert [t.id for t in page.items] == expected, principal
             assert await tx.inbox.count(principal) == len(expected), principal
+            # the inbox's project choices: every project something waits in, with how many
+            waiting = Counter(t.project for t in made if waits_on(principal, t))
+            assert await tx.inbox.projects(principal) == sorted(waiting.items()), principal
             for task in page.items:  # and each may be acted on by this principal, now
                 assert set(allowed_verbs(task, principal)) & set(VERBS), (principal, task.id)
     assert {t.id for t in made if waits_on(ALICE, t)}, "alice has something to do"
@@ -98,6 +103,20 @@ async def test_oldest_waiting_first_by_what_is_asked_and_project(store: Store) -
         assert [t.id for t in approve] == [held.id]
 
 
+async def test_the_projects_of_the_inbox_count_by_what_is_asked(store: Store) -> None:
+    """Two results and a question waiting on alice in one project, a question in another:
+    each project listed once, with its count, for any verb and for one."""
+    for _ in range(2):
+        await drive(store, "approval")  # in review
+    for project in ("review", "work"):
+        await drive(store, "waiting", "human", "working", project=project)
+    async with store.read() as tx:
+        assert await tx.inbox.projects(ALICE) == [("review", 3), ("work", 1)]
+        assert await tx.inbox.projects(ALICE, "decide_result") == [("review", 2)]
+        assert await tx.inbox.projects(ALICE, "answer") == [("review", 1), ("work", 1)]
+        assert await tx.inbox.projects(CAROL) == []  # seeing a task is not being asked
+
+
 @pytest.mark.parametrize(
     ("principal", "asked", "project"),
     [(ALICE, None, False), (SPY, None, False), (ALICE, "decide_result", True)],
@@ -111,16 +130,19 @@ async def test_a_page_reads_the_tasks_through_indexes_not_a_scan(
     params = {"who": principal.id, "after_at": "", "after_id": "", "limit": 51}
     if project:
         params["project"] = "work"
+    # and the inbox's project choices, with their counts, alike
+    projects = projects_statement(principal.is_person, asked).params(who=principal.id)
     async with store.read() as tx:
-        compiled = stmt.params(params).compile(
-            dialect=(sqlite if tx.sqlite else postgresql).dialect(),
-            compile_kwargs={"literal_binds": True},
-        )
-        if tx.sqlite:
-            plan = [r[-1] for r in await tx.rows(text(f"EXPLAIN QUERY PLAN {compiled}"))]
-            scans = [step for step in plan if step.startswith("SCAN") and "tasks" in step]
-        else:
-            await tx.conn.execute(text("SET LOCAL enable_seqscan = off"))
-            plan = [r[0] for r in await tx.rows(text(f"EXPLAIN {compiled}"))]
-            scans = [step for step in plan if "Seq Scan on tasks" in step]
-    assert not scans, "\n".join(plan)
+        for read in (stmt.params(params), projects):
+            compiled = read.compile(
+                dialect=(sqlite if tx.sqlite else postgresql).dialect(),
+                compile_kwargs={"literal_binds": True},
+            )
+            if tx.sqlite:
+                plan = [r[-1] for r in await tx.rows(text(f"EXPLAIN QUERY PLAN {compiled}"))]
+                scans = [step for step in plan if step.startswith("SCAN") and "tasks" in step]
+            else:
+                await tx.conn.execute(text("SET LOCAL enable_seqscan = off"))
+                plan = [r[0] for r in await tx.rows(text(f"EXPLAIN {compiled}"))]
+                scans = [step for step in plan if "Seq Scan on tasks" in step]
+            assert not scans, "\n".join(plan)

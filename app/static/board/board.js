@@ -39,7 +39,11 @@
   const WHOLE = 2000;
   const COLUMN = `total_count total_count_capped pageInfo { hasPreviousPage startCursor }
       edges { node { ${CARD} } }`;
+  // `event_head`: the event cursor the counts are as of (read in the same transaction); the
+  // board's subscription starts after it, so each move is counted once, by the first
+  // screen's counts or by its event, never by both.
   const Q_COLUMNS = `query BoardColumns($project: String, $last: Int!) {
+    event_head
     requested: tasks(project: $project, state: requested, last: $last) { ${COLUMN} }
     routed: tasks(project: $project, state: routed, last: $last) { ${COLUMN} }
     accepted: tasks(project: $project, state: accepted, last: $last) { ${COLUMN} }
@@ -78,6 +82,7 @@
       edges { node { ${CARD} events { ${ASKED} } } }`;
   const Q_INBOX = `query BoardInbox($project: String, $first: Int!) {
     all: inbox(first: 0) { total_count }
+    projects: inbox_projects { project count }
     decide: inbox(asked: decide_result, project: $project, first: $first) { ${INBOX_ITEMS} }
     approve: inbox(asked: approve_handoff, project: $project, first: $first) { ${INBOX_ITEMS} }
     answer: inbox(asked: answer, project: $project, first: $first) { ${INBOX_ITEMS} } }`;
@@ -528,7 +533,7 @@
     render(pages) {
       performance.mark("board:render:start");
       this.cards.clear();
-      const tasks = Object.values(pages).flatMap((p) => p.edges.map((e) => e.node));
+      const tasks = STATES.flatMap((s) => pages[s]?.edges.map((e) => e.node) ?? []);
       const sorted = [...tasks].sort((a, b) => (a.updated_at < b.updated_at ? 1 : -1));
       const frags = new Map(STATES.map((s) => [s, document.createDocumentFragment()]));
       for (const task of sorted) {
@@ -536,9 +541,6 @@
         this.cards.set(task.id, { el, task });
         frags.get(task.state)?.append(el);
       }
-      // events that arrived before these pages (the replay from the head cursor) are, but for
-      // a moment's race, in the counts the pages carry: not counted again
-      for (const waiting of this.pending.values()) waiting.from = undefined;
       for (const [state, c] of this.columns) {
         const page = pages[state];
         c.list.replaceChildren(frags.get(state));
@@ -582,16 +584,22 @@
       this.root.scrollLeft += left - 8;
     }
 
-    // Events and later pages: kept by task id, newest version wins, drawn once per frame.
-    // `from`: for an event, the state it moved the task from (null: it created it), which
-    // the counts follow for a task the board has not loaded; for a page, undefined: the
-    // task is already counted.
-    offer(task, from) {
+    // Events: kept by task id, newest version wins, drawn once per frame.
+    offer(task) {
       const waiting = this.pending.get(task.id);
       const known = waiting?.task || this.cards.get(task.id)?.task;
       if (known && known.version >= task.version) return;
-      this.pending.set(task.id, { task, from: waiting ? waiting.from : from });
+      this.pending.set(task.id, { task });
       this.schedule();
+    }
+
+    // The counts follow the events, each once, whatever cards the board holds: they are the
+    // first screen's (as of its event_head) and every event after it. `from`: the state the
+    // event moved its task from (null: it created it).
+    moved(from, to) {
+      if (from === to) return;
+      if (from != null && this.columns.has(from)) this.count(this.columns.get(from), -1);
+      if (this.columns.has(to)) this.count(this.columns.get(to), 1);
     }
 
     // The rest of a project read whole: a card for each task not drawn (nor waiting to be),
@@ -647,7 +655,7 @@
       performance.mark("board:apply:start");
       const batch = [...this.pending.values()];
       this.pending.clear();
-      for (const { task, from } of batch) this.apply(task, from);
+      for (const { task } of batch) this.apply(task);
       void this.root.offsetHeight;
       const ms = measure("board:apply", "board:apply:start", { tasks: batch.length });
       metrics.applies.push({ tasks: batch.length, ms });
@@ -658,21 +666,14 @@
       metrics.drawnAt = performance.now();
     }
 
-    // One card: replaced by its new version at the top of its (possibly new) column. The
-    // counts move with it: from where the board had it, or for a task it had not loaded,
-    // from where the event says it was (a task of a page was counted already).
-    apply(task, from) {
+    // One card: replaced by its new version at the top of its (possibly new) column (the
+    // counts have moved with its events already).
+    apply(task) {
       const old = this.cards.get(task.id);
       if (old && old.task.version >= task.version) return;
       const el = this.card(task);
       const column = this.columns.get(task.state);
       if (old) old.el.remove();
-      // where the task was counted before (undefined: where it is now, or a page's count)
-      const was = old ? old.task.state : from;
-      if (was !== undefined && was !== task.state) {
-        if (was !== null) this.count(this.columns.get(was), -1);
-        if (column) this.count(column, 1);
-      }
       if (!column) return;
       column.list.prepend(el);
       el.classList.add("fresh"); // a change (pages of the load are drawn by render, fill, more)
@@ -1352,7 +1353,7 @@
     acted: [],
     me: null, // { kind, id } of the signed-in principal
     inboxGroups: new Map(), // group key -> { tasks, total, cursor }: the pages read of each
-    inboxProjects: new Set(), // the projects the inbox has shown items of: the filter's choices
+    inboxProjects: new Map(), // project -> how many wait on the viewer in it: the filter's choices
     inboxTotal: 0,
     inboxReady: false,
     inboxOffered: null, // whether the viewer is offered an inbox, once its kind is known
@@ -1449,7 +1450,7 @@
     app.live = null;
     app.me = null;
     app.inboxGroups = new Map();
-    app.inboxProjects = new Set();
+    app.inboxProjects = new Map();
     app.inboxPicked.clear();
     app.inboxTotal = 0;
     app.inboxReady = false;
@@ -1530,15 +1531,15 @@
     notice(`Loading ${project}…`);
     performance.mark("board:load:start");
     try {
-      app.cursor = await headCursor(live);
+      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
       if (loadId !== app.loadId) return;
+      // the counts are as of event_head: the events after it are the moves since
+      app.cursor = pages.event_head;
+      app.board.render(pages);
       live.subscribe("board", S_EVENTS, () => ({ project, after: app.cursor }), {
         next: (data) => data.task_event_batches.forEach(onEvent),
         error: (errors) => notice(`Live updates interrupted (${errors[0]?.message}); resuming…`, true),
       });
-      const pages = await gql(app.token, Q_COLUMNS, { project, last: COLUMN_PAGE });
-      if (loadId !== app.loadId) return;
-      app.board.render(pages);
       metrics.load = { tasks: app.board.cards.size, ms: measure("board:load", "board:load:start") };
       firstScreen();
       const total = app.board.total;
@@ -1567,6 +1568,7 @@
       if (error.code === "unauthenticated") return authFailed();
       notice(`Could not load the board: ${inWords(error)}. It is read again when the connection is back.`, true);
       app.loadFailed = project;
+      live.connect(); // connected (again), the board is read again
     }
   }
 
@@ -1608,7 +1610,10 @@
     if (!$("notice").hidden && $("notice").classList.contains("error")) notice("");
     metrics.events += 1;
     app.cursor = event.cursor;
-    if (event.task) app.board.offer(event.task, event.kind === "created" ? null : event.from_state);
+    if (event.task) {
+      app.board.moved(event.kind === "created" ? null : event.from_state, event.to_state);
+      app.board.offer(event.task);
+    }
     arrived(event.task_id, event.task?.version, event);
     refreshDetail(event.task_id);
   }
@@ -1769,11 +1774,14 @@
   function drawInbox() {
     $("inbox-count").textContent = String(app.inboxTotal);
     $("inbox-toggle").setAttribute("aria-label", `Inbox: ${app.inboxTotal} waiting on me`);
-    for (const t of inboxTasks()) app.inboxProjects.add(t.project);
-    if (app.inboxProject) app.inboxProjects.add(app.inboxProject);
+    // every project with something waiting on the viewer, with how many (the server's
+    // counts); the one chosen stays a choice when nothing waits in it any more
+    const projects = new Map(app.inboxProjects);
+    if (app.inboxProject && !projects.has(app.inboxProject)) projects.set(app.inboxProject, 0);
     const filter = $("inbox-project");
     filter.replaceChildren(h("option", { value: "", text: `every project (${app.inboxTotal})` }),
-      ...[...app.inboxProjects].sort().map((p) => h("option", { value: p, text: p })));
+      ...[...projects].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([p, n]) => h("option", { value: p, text: `${p} (${n})` })));
     filter.value = app.inboxProject;
     const groups = ASKS.map((a) => ({ ...a, ...app.inboxGroups.get(a.key) })).filter((g) => g.tasks?.length);
     $("inbox-list").dataset.project = app.inboxProject; // what it was read for
@@ -1802,6 +1810,7 @@
     if (mine !== app.inboxLoads) return;
     app.inboxGroups = new Map(ASKS.map((a) => [a.key, groupOf(data[a.key])]));
     app.inboxTotal = data.all.total_count;
+    app.inboxProjects = new Map(data.projects.map((p) => [p.project, p.count]));
     const shown = new Set(inboxTasks().map((t) => t.id));
     for (const id of app.inboxPicked) if (!shown.has(id)) app.inboxPicked.delete(id);
     app.inboxReady = true;

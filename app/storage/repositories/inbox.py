@@ -135,6 +135,16 @@ def _count_statement(shape: Shape, limited: bool) -> Select[Any]:
     return select(func.count()).select_from(_ids(shape, paged=limited).subquery())
 
 
+@cache
+def projects_statement(person: bool, asked: str | None) -> Select[Any]:
+    """Each project's count of the tasks waiting on the principal (asking `asked`, or any
+    verb): the branches' rows, a task in two branches once, by project."""
+    found = union(
+        *(select(tasks.c.id, tasks.c.project).where(b) for b in _branches(person, asked))
+    ).subquery()
+    return select(found.c.project, func.count()).group_by(found.c.project).order_by(found.c.project)
+
+
 class Inbox(Repository):
     __slots__ = ()
 
@@ -192,3 +202,15 @@ class Inbox(Repository):
         row = await self.tx.one(_count_statement(shape, limit is not None), params)
         found = int(row[0])
         return found if limit is None else min(found, limit)
+
+    async def projects(
+        self, principal: Principal, asked: str | None = None
+    ) -> list[tuple[str, int]]:
+        """Every project in which something waits on the principal (asking `asked`, where
+        given), by name, with how many; the branches' indexes answer it, so it costs the
+        principal's waiting tasks, never the table."""
+        await self.tx.custom_plans()
+        rows = await self.tx.rows(
+            projects_statement(principal.is_person, asked), {"who": principal.id}
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]

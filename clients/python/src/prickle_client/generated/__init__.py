@@ -51,6 +51,7 @@ from .enums import (
 )
 from .erase_agent import EraseAgent, EraseAgentEraseAgent
 from .erase_person import ErasePerson, ErasePersonErasePerson
+from .event_head import EventHead
 from .exceptions import (
     GraphQLClientError,
     GraphQLClientGraphQLError,
@@ -107,6 +108,7 @@ from .inbox import (
     InboxInboxEdgesNode,
     InboxInboxPageInfo,
 )
+from .inbox_projects import InboxProjects, InboxProjectsInboxProjects
 from .input_types import (
     ArtifactInput,
     CapabilityInput,
@@ -266,6 +268,7 @@ __all__ = [
     "ErasePerson",
     "ErasePersonErasePerson",
     "EventFields",
+    "EventHead",
     "EventKind",
     "EvidenceInput",
     "EvidenceKind",
@@ -289,6 +292,8 @@ __all__ = [
     "InboxInboxEdges",
     "InboxInboxEdgesNode",
     "InboxInboxPageInfo",
+    "InboxProjects",
+    "InboxProjectsInboxProjects",
     "Me",
     "MeMe",
     "Node",

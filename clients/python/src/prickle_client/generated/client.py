@@ -19,12 +19,14 @@ from .delete_schedule import DeleteSchedule
 from .delete_webhook import DeleteWebhook
 from .deny_task import DenyTask
 from .enable_webhook import EnableWebhook
-from .enums import Decision, TaskState, WaitOn
+from .enums import Decision, InboxAsk, TaskState, WaitOn
 from .erase_agent import EraseAgent
 from .erase_person import ErasePerson
+from .event_head import EventHead
 from .hand_back import HandBack
 from .handoff import Handoff
 from .inbox import Inbox
+from .inbox_projects import InboxProjects
 from .input_types import (
     CapabilityInput,
     CheckpointInput,
@@ -4247,6 +4249,19 @@ class GeneratedClient(AsyncBaseClient):
         data = self.get_data(response)
         return AllowedMoves.model_validate(data)
 
+    async def event_head(self, **kwargs: Any) -> EventHead:
+        query = gql("""
+            query EventHead {
+              event_head
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query, operation_name="EventHead", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return EventHead.model_validate(data)
+
     async def inbox(
         self,
         first: Union[Optional[int], UnsetType] = UNSET,
@@ -4456,6 +4471,24 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return Inbox.model_validate(data)
+
+    async def inbox_projects(
+        self, asked: Union[Optional[InboxAsk], UnsetType] = UNSET, **kwargs: Any
+    ) -> InboxProjects:
+        query = gql("""
+            query InboxProjects($asked: InboxAsk) {
+              inbox_projects(asked: $asked) {
+                project
+                count
+              }
+            }
+            """)
+        variables: dict[str, object] = {"asked": asked}
+        response = await self.execute(
+            query=query, operation_name="InboxProjects", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return InboxProjects.model_validate(data)
 
     async def me(self, **kwargs: Any) -> Me:
         query = gql("""

@@ -1,0 +1,5 @@
+from .base_model import BaseModel
+
+
+class EventHead(BaseModel):
+    event_head: str
