@@ -305,6 +305,7 @@ def create_app(
                 store.replica.observer = metrics.routed_read
             app.state.database_up = lambda: store.health.reachable  # /readyz's
             app.state.scheduler, app.state.deliverer = scheduler, deliverer
+            app.state.dispatcher = dispatcher
             try:
                 async with _observed(store, hub):
                     yield

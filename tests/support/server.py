@@ -414,10 +414,12 @@ def without_optional_nulls(typed: Any, protocol: Any) -> Any:
 
 async def quiet(app: Any) -> None:
     """Stop the in-process app's background work (the hub's log tailer, the scheduler, the
-    webhook deliverer), whose statements would otherwise be counted with a request's."""
+    webhook deliverer, the remote agents' dispatcher, whose claims come every third of a
+    lease), whose statements would otherwise be counted with a request's."""
     await app.state.hub.stop()
     await app.state.scheduler.stop()
     await app.state.deliverer.stop()
+    await app.state.dispatcher.stop()
 
 
 @asynccontextmanager
