@@ -82,7 +82,7 @@ async def test_a_move_committed_between_a_query_s_reads_is_counted_once(store: S
     await setup(store)
     await give(store)
     before = await _counted(store)
-    async with store.reading():
+    async with store.reading(snapshot=True):
         counted = await _counted(store)
         await give(store)  # committed by another connection between the query's reads
         head, seen = await reads.event_head(store)
@@ -102,7 +102,7 @@ async def test_a_query_s_head_lists_what_it_holds_past_a_seq_still_to_commit(
         await writer.execute(text("SELECT pg_current_xact_id()"))
         await writer.execute(text("SELECT nextval('events_seq')"))
         await give(store)  # a higher seq, committed
-        async with store.reading():
+        async with store.reading(snapshot=True):
             counted = await _counted(store)
             head, seen = await reads.event_head(store)
         await writer.rollback()

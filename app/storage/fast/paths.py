@@ -98,17 +98,22 @@ class FastPaths:
         shared = shared_of(self)
         return shared.tx() if shared is not None else self._read()
 
-    def reading(self) -> AbstractAsyncContextManager[None]:
-        return sharing(self, self.shared_read)
+    def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]:
+        return sharing(self, lambda: self.shared_read(snapshot))
 
     @asynccontextmanager
-    async def shared_read(self) -> AsyncIterator[Tx]:
+    async def shared_read(self, snapshot: bool = False) -> AsyncIterator[Tx]:
         """A query's shared read, once fewer than all but one of the pool's connections are
         held by other queries: a query may write while it holds its read (a token's minute of
         use), and that write then always finds a connection. Without the bound, queries
-        holding every connection of a full pool would each wait for another for ever."""
+        holding every connection of a full pool would each wait for another for ever.
+        `snapshot`: on PostgreSQL one snapshot (`transaction`), taken after the log's safe
+        bound is proven anew, in a read of its own before (`Tx.snapshot`)."""
+        if snapshot and not self.sqlite and self.blocking is None:
+            async with self.transaction(write=False, alone=True) as tx:
+                await tx.events.last_seq()
         if self.shared_reads is None:
-            async with self.transaction(write=False, snapshot=True) as tx:
+            async with self.transaction(write=False, snapshot=snapshot) as tx:
                 yield tx
             return
         try:  # as long as a wait for the pool may last, and answered the same
@@ -118,7 +123,7 @@ class FastPaths:
                 "every connection but one is held by a query's read; timed out waiting"
             ) from None
         try:
-            async with self.transaction(write=False, snapshot=True) as tx:
+            async with self.transaction(write=False, snapshot=snapshot) as tx:
                 yield tx
         finally:
             self.shared_reads.release()
@@ -130,9 +135,9 @@ class FastPaths:
     async def transaction(
         self, write: bool, alone: bool = False, optimistic: bool = False, snapshot: bool = False
     ) -> AsyncIterator[Tx]:
-        """`snapshot`: a query's shared read; on PostgreSQL REPEATABLE READ READ ONLY, every
-        statement seeing the one snapshot its first one took (as SQLite's read transaction
-        does), which never fails to serialize (`Tx.snapshot`)."""
+        """`snapshot`: a read; on PostgreSQL REPEATABLE READ READ ONLY, every statement seeing
+        the one snapshot its first one took (as SQLite's read transaction does), which never
+        fails to serialize (`Tx.snapshot`)."""
         if self.blocking is not None:
             if alone and not write:  # one statement: its own read transaction, nothing around it
                 single = self._sqlite_single()

@@ -88,10 +88,12 @@ _RUNNING_BELOW_N = text(
     " FROM pg_stat_activity WHERE datname = current_database()"
     " AND backend_xid IS NOT NULL AND age(backend_xid) > 0 AND pid <> pg_backend_pid()"
 )
-# a snapshot's (REPEATABLE READ: the transaction's): whether no transaction was running as it
-# was taken, its newest seq, and the WAL insert position (past every commit it holds)
+# a snapshot's (REPEATABLE READ: the transaction's): whether every transaction id given so far
+# (below N, `age()`'s) is below its xmin, so had ended before it was taken (its xmax alone
+# does not say: an id given after the last completion is running but not listed); its
+# newest seq; and the WAL insert position (past every commit it holds)
 _SNAPSHOT_QUIET = text(
-    "SELECT pg_snapshot_xmin(s) = pg_snapshot_xmax(s),"
+    "SELECT age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0,"
     " (SELECT coalesce(max(seq), 0) FROM events),"
     " (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
     " FROM pg_current_snapshot() AS s"
@@ -226,11 +228,12 @@ class Events(Repository):
         """PostgreSQL, a snapshot's (`Tx.snapshot`): a seq at or below which every event
         that commits is in it, and whether none past it is. A snapshot may hold a seq while
         a lower one is still to commit, so no one seq need say what it holds. Every event
-        at or below the bound proven before it was taken is in it. When no transaction was
-        running as it was taken, every seq drawn before it had ended, and a transaction
-        begun since drew after it, higher than any it holds: its newest seq is then the
-        bound, and nothing past it is in it. Otherwise the bound proven before, and what it
-        holds past that, if anything, listed by `head` (`Tx.head`)."""
+        at or below the bound proven before it was taken is in it. When every transaction id
+        given so far is below its xmin, every transaction that drew a seq had ended before
+        it was taken, and one given an id later draws after now, higher than any it holds:
+        its newest seq is then the bound, and nothing past it is in it. Otherwise the bound
+        proven before, and what it holds past that, if anything, listed by `head`
+        (`Tx.head`)."""
         floor = self.tx.snapshot
         assert floor is not None
         quiet, newest, position = (await self.tx.conn.execute(_SNAPSHOT_QUIET)).one()
