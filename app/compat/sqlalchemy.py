@@ -33,6 +33,8 @@ REQUIRED: tuple[tuple[str, str, str], ...] = (
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_handle_exception"),
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_async_ping"),
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_isolation_setting"),
+    (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "isolation_level"),
+    (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "readonly"),
     (_ASYNCPG, "PGDialect_asyncpg", "_invalidate_schema_cache_asof"),
     ("sqlalchemy.sql.compiler", "SQLCompiler", "_result_columns"),
 )
