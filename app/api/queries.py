@@ -217,16 +217,28 @@ class Query:
 
     @strawberry.field(
         description="The event cursor this query reads as of, read in the same transaction as "
-        "its other fields: every event at or before it is in what they read, none after it, "
-        "so a subscription `after` it hears of each change since, once. On PostgreSQL the "
-        "log's safe bound (nothing at or below it can still commit), where each statement "
-        "sees the newest commits: a change committed while the query runs may fall either "
-        "side."
+        "its other fields: every event at or before it is in what they read, and after it only "
+        "those of `events_seen_after_head` (usually none), so a subscription `after` it hears "
+        "of each change since once, skipping those. On PostgreSQL a query's reads are one "
+        "snapshot, which may hold an event while one before it is still to commit: the list "
+        "holds the events of the snapshot past the cursor."
     )
     async def event_head(self, info: strawberry.Info) -> str:
         ctx = info.context
         await ctx.viewer()
-        return str(await reads.event_head(ctx.store))
+        head, _ = await reads.event_head(ctx.store)
+        return str(head)
+
+    @strawberry.field(
+        description="The cursors of the events after `event_head` that this query's other "
+        "fields already read (usually none; on SQLite always none), in order: a subscription "
+        "`after` `event_head` sends them too, changes already counted."
+    )
+    async def events_seen_after_head(self, info: strawberry.Info) -> list[str]:
+        ctx = info.context
+        await ctx.viewer()
+        _, seen = await reads.event_head(ctx.store)
+        return [str(seq) for seq in seen]
 
     @strawberry.field(description="The history of visible tasks, oldest first.")
     async def task_events(

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy
@@ -30,6 +32,9 @@ REQUIRED: tuple[tuple[str, str, str], ...] = (
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_prepare"),
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_handle_exception"),
     (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_async_ping"),
+    (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "_isolation_setting"),
+    (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "isolation_level"),
+    (_ASYNCPG, "AsyncAdapt_asyncpg_connection", "readonly"),
     (_ASYNCPG, "PGDialect_asyncpg", "_invalidate_schema_cache_asof"),
     ("sqlalchemy.sql.compiler", "SQLCompiler", "_result_columns"),
 )
@@ -81,6 +86,20 @@ def begun(adapter: Any) -> bool:
 async def begin(adapter: Any) -> None:
     """Begin a transaction on asyncpg, as the adapter does before its first statement."""
     await adapter._start_transaction()
+
+
+@contextmanager
+def snapshot(adapter: Any) -> Iterator[None]:
+    """The transaction the adapter begins inside (at its next first statement, on asyncpg or
+    through SQLAlchemy) is REPEATABLE READ READ ONLY: one snapshot for all its statements;
+    the adapter's own settings are back after."""
+    saved = adapter.isolation_level, adapter._isolation_setting, adapter.readonly
+    adapter.isolation_level = adapter._isolation_setting = "repeatable_read"
+    adapter.readonly = True
+    try:
+        yield
+    finally:
+        adapter.isolation_level, adapter._isolation_setting, adapter.readonly = saved
 
 
 async def commit(adapter: Any) -> None:

@@ -105,12 +105,12 @@ async def inbox_projects(
         return await tx.inbox.projects(viewer, asked)
 
 
-async def event_head(store: Store) -> int:
-    """The seq of the event log as this read sees it: within a query's shared read, every
-    event at or before it is in what the query's other fields read (0: none yet). On
-    PostgreSQL the log's safe bound."""
+async def event_head(store: Store) -> tuple[int, list[int]]:
+    """Where the event log ends as this read sees it (`Events.head`): a seq, and the seqs
+    past it seen too (usually none). Within a query's shared read, an event is in what the
+    query's other fields read iff its seq is at most the first or in the list."""
     async with store.read() as tx:
-        return await tx.events.last_seq()
+        return await tx.events.head()
 
 
 async def task_graph(

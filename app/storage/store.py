@@ -84,9 +84,9 @@ class FastWays(Protocol):
 
     def read(self, alone: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 
-    def reading(self) -> AbstractAsyncContextManager[None]: ...
+    def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]: ...
 
-    def shared_read(self) -> AbstractAsyncContextManager[Tx]: ...
+    def shared_read(self, snapshot: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 
     def transaction(self, write: bool, alone: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 
@@ -323,27 +323,29 @@ class Store:
             return None
         return version
 
-    def reading(self) -> AbstractAsyncContextManager[None]:
+    def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]:
         """A query's reads. On the fast paths every `read()` inside (in this task and the
         tasks it starts) shares one read transaction on one connection, opened on first use,
         its statements one at a time: a query costs one connection checkout and one
         BEGIN/COMMIT, however many lookups its fields make. Writes inside still take their
         own transactions. With a read replica and a known client (`replica.client`), the
         shared transaction is on the standby when it has replayed the client's floor (on
-        either path), else on the primary."""
+        either path), else on the primary. `snapshot`: on the primary's fast path, every
+        read of the block sees one snapshot, as on SQLite (PostgreSQL: REPEATABLE READ;
+        `Events.head` says which events it holds); elsewhere as without."""
         client = replica.current() if self.replica is not None else None
         if client is not None:
-            return self._guarded(self._routed_reading(replica.Route(*client)))
-        return self._guarded(self.fast.reading()) if self.fast else nullcontext()
+            return self._guarded(self._routed_reading(replica.Route(*client), snapshot))
+        return self._guarded(self.fast.reading(snapshot)) if self.fast else nullcontext()
 
     @asynccontextmanager
-    async def _routed_reading(self, route: replica.Route) -> AsyncIterator[None]:
+    async def _routed_reading(self, route: replica.Route, snapshot: bool) -> AsyncIterator[None]:
         with replica.routing(route):
-            async with sharing(self.fast or self, lambda: self._routed(route)):
+            async with sharing(self.fast or self, lambda: self._routed(route, snapshot)):
                 yield
 
     @asynccontextmanager
-    async def _routed(self, route: replica.Route) -> AsyncIterator[Tx]:
+    async def _routed(self, route: replica.Route, snapshot: bool) -> AsyncIterator[Tx]:
         """A routed block's shared read: on the standby when it has replayed the client's
         floor within the wait, else on the primary; the client's floor raised to what it
         may have seen (the position at the read's end)."""
@@ -385,7 +387,7 @@ class Store:
                         standby.failed(error)
                 standby.read(route, position)
                 return
-        shared = self.fast.shared_read() if self.fast else self._transaction(write=False)
+        shared = self.fast.shared_read(snapshot) if self.fast else self._transaction(write=False)
         async with shared as tx:
             yield tx
             position = None

@@ -49,6 +49,12 @@ class Tx:
         self.safe_bound = safe_bound if safe_bound is not None else SafeBound()
         self.announces = announces  # PostgreSQL: its events' statement sends pg_notify
         self.event_bound: int | None = None  # the log's safe bound, once read (PostgreSQL)
+        # PostgreSQL, a query's shared read in one snapshot (REPEATABLE READ): the safe bound
+        # proven before its snapshot was taken (every event at or below it is in it)
+        self.snapshot: int | None = None
+        # `Events.head`, once read; in a snapshot, its bound as soon as that is (None: what
+        # the snapshot holds past it not read yet)
+        self.head: tuple[int, list[int] | None] | None = None
         # a read replica's transaction: the standby's replay position at its start
         self.replayed: int | None = None
         self.last_seq = 0  # the last seq this transaction appended; 0 for none

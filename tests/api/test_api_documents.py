@@ -222,6 +222,9 @@ def test_a_held_task_denied(walk: Walk) -> None:
     denied = walk("mutations/deny_task", "bob", task_id=task["id"], reason="not now")
     assert denied["state"] == "rejected"
     assert int(walk("queries/event_head", "bob")) > head  # the denial's event, past it
+    ends = walk.server.run_data("queries/events_seen_after_head", {}, walk.tokens["bob"])
+    assert int(ends["event_head"]) > head
+    assert all(int(seq) > int(ends["event_head"]) for seq in ends["events_seen_after_head"])
     inbox = walk("queries/inbox", "bob", first=500)
     assert task["id"] not in [e["node"]["id"] for e in inbox["edges"]]
 

@@ -153,6 +153,10 @@ async def _every_event_to_every_subscriber(servers: list[Server], url: str) -> N
             for task_id in tasks:
                 found = server.data(query, {"id": task_id}, owner)["task"]
                 assert found == {"state": states[task_id], "version": 8}
+            # its one snapshot, begun through the pooler, holds every logged event
+            ends = server.run_data("queries/events_seen_after_head", {}, owner)
+            head, seen = int(ends["event_head"]), ends["events_seen_after_head"]
+            assert all(e["seq"] <= head or str(e["seq"]) in seen for e in log)
         await asyncio.sleep(0.3)  # nothing more may follow
         assert all(len(w.events) == len(log) for w in watchers)
     finally:

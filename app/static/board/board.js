@@ -39,11 +39,12 @@
   const WHOLE = 2000;
   const COLUMN = `total_count total_count_capped pageInfo { hasPreviousPage startCursor }
       edges { node { ${CARD} } }`;
-  // `event_head`: the event cursor the counts are as of (read in the same transaction); the
-  // board's subscription starts after it, so each move is counted once, by the first
-  // screen's counts or by its event, never by both.
+  // `event_head`: the event cursor the counts are as of (read in the same transaction), and
+  // `events_seen_after_head`, the events after it already in them (usually none); the
+  // board's subscription starts after it and skips those, so each move is counted once, by
+  // the first screen's counts or by its event, never by both.
   const Q_COLUMNS = `query BoardColumns($project: String, $last: Int!) {
-    event_head
+    event_head events_seen_after_head
     requested: tasks(project: $project, state: requested, last: $last) { ${COLUMN} }
     routed: tasks(project: $project, state: routed, last: $last) { ${COLUMN} }
     accepted: tasks(project: $project, state: accepted, last: $last) { ${COLUMN} }
@@ -1347,6 +1348,7 @@
     board: null,
     live: null,
     cursor: null,
+    seen: new Set(), // events after the first screen's cursor already in its counts
     openId: null,
     refresh: 0,
     loadId: 0,
@@ -1535,6 +1537,7 @@
       if (loadId !== app.loadId) return;
       // the counts are as of event_head: the events after it are the moves since
       app.cursor = pages.event_head;
+      app.seen = new Set(pages.events_seen_after_head);
       app.board.render(pages);
       live.subscribe("board", S_EVENTS, () => ({ project, after: app.cursor }), {
         next: (data) => data.task_event_batches.forEach(onEvent),
@@ -1611,7 +1614,10 @@
     metrics.events += 1;
     app.cursor = event.cursor;
     if (event.task) {
-      app.board.moved(event.kind === "created" ? null : event.from_state, event.to_state);
+      // an event the first screen's counts already hold moves no count again
+      if (!app.seen.delete(event.cursor)) {
+        app.board.moved(event.kind === "created" ? null : event.from_state, event.to_state);
+      }
       app.board.offer(event.task);
     }
     arrived(event.task_id, event.task?.version, event);

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 
 from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.compat import sqlalchemy as compat
 from app.settings import current
 from app.storage.engine import pool_size
-from app.storage.fast.driver import on_driver
+from app.storage.fast.driver import adapter_of, on_driver
 from app.storage.fast.grouped import Grouped
 from app.storage.fast.kept import Kept
 from app.storage.fast.loop import OnLoop
@@ -97,17 +98,22 @@ class FastPaths:
         shared = shared_of(self)
         return shared.tx() if shared is not None else self._read()
 
-    def reading(self) -> AbstractAsyncContextManager[None]:
-        return sharing(self, self.shared_read)
+    def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]:
+        return sharing(self, lambda: self.shared_read(snapshot))
 
     @asynccontextmanager
-    async def shared_read(self) -> AsyncIterator[Tx]:
+    async def shared_read(self, snapshot: bool = False) -> AsyncIterator[Tx]:
         """A query's shared read, once fewer than all but one of the pool's connections are
         held by other queries: a query may write while it holds its read (a token's minute of
         use), and that write then always finds a connection. Without the bound, queries
-        holding every connection of a full pool would each wait for another for ever."""
+        holding every connection of a full pool would each wait for another for ever.
+        `snapshot`: on PostgreSQL one snapshot (`transaction`), taken after the log's safe
+        bound is proven anew, in a read of its own before (`Tx.snapshot`)."""
+        if snapshot and not self.sqlite and self.blocking is None:
+            async with self.transaction(write=False, alone=True) as tx:
+                await tx.events.last_seq()
         if self.shared_reads is None:
-            async with self._read() as tx:
+            async with self.transaction(write=False, snapshot=snapshot) as tx:
                 yield tx
             return
         try:  # as long as a wait for the pool may last, and answered the same
@@ -117,7 +123,7 @@ class FastPaths:
                 "every connection but one is held by a query's read; timed out waiting"
             ) from None
         try:
-            async with self._read() as tx:
+            async with self.transaction(write=False, snapshot=snapshot) as tx:
                 yield tx
         finally:
             self.shared_reads.release()
@@ -127,8 +133,11 @@ class FastPaths:
 
     @asynccontextmanager
     async def transaction(
-        self, write: bool, alone: bool = False, optimistic: bool = False
+        self, write: bool, alone: bool = False, optimistic: bool = False, snapshot: bool = False
     ) -> AsyncIterator[Tx]:
+        """`snapshot`: a read; on PostgreSQL REPEATABLE READ READ ONLY, every statement seeing
+        the one snapshot its first one took (as SQLite's read transaction does), which never
+        fails to serialize (`Tx.snapshot`)."""
         if self.blocking is not None:
             if alone and not write:  # one statement: its own read transaction, nothing around it
                 single = self._sqlite_single()
@@ -154,14 +163,15 @@ class FastPaths:
                     yield self.tx(conn)
             return
         async with self.kept.connection() as conn:
-            if _listened(conn):
-                async with conn.begin():  # listened to: every statement through SQLAlchemy
-                    yield self.tx(conn)
-                return
-            transactional = not (alone or optimistic) or self.settings is not None
-            at_write = optimistic and not transactional
-            async with on_driver(conn, transactional, self.settings, at_write) as driven:
-                yield self.tx(driven)
+            with compat.snapshot(adapter_of(conn)) if snapshot else nullcontext():
+                if _listened(conn):
+                    async with conn.begin():  # listened to: every statement through SQLAlchemy
+                        yield _snapshot(self.tx(conn), snapshot)
+                    return
+                transactional = not (alone or optimistic) or self.settings is not None
+                at_write = optimistic and not transactional
+                async with on_driver(conn, transactional, self.settings, at_write) as driven:
+                    yield _snapshot(self.tx(driven), snapshot)
 
     def _sqlite_writer(self) -> Connection:
         """The connection the store's SQLite writes use, kept open between them: no pool
@@ -188,6 +198,14 @@ class FastPaths:
             self.writer.close()
             self.writer = None
         await self.kept.close()
+
+
+def _snapshot(tx: Tx, snapshot: bool) -> Tx:
+    """`tx`, marked a snapshot's before its first statement: every event at or below the
+    safe bound proven so far had committed before its snapshot was taken."""
+    if snapshot:
+        tx.snapshot = tx.safe_bound.highest
+    return tx
 
 
 def _listened(conn: AsyncConnection) -> bool:

@@ -98,6 +98,8 @@ class UnitOfWork(Protocol):
     announces: bool
     event_bound: int | None
     replayed: int | None  # a read replica's transaction: the replay position at its start
+    snapshot: int | None  # one snapshot's: the safe bound proven before it was taken
+    head: tuple[int, list[int] | None] | None
     last_seq: int
     members_changed: bool
     locking: bool

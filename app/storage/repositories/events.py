@@ -88,6 +88,22 @@ _RUNNING_BELOW_N = text(
     " FROM pg_stat_activity WHERE datname = current_database()"
     " AND backend_xid IS NOT NULL AND age(backend_xid) > 0 AND pid <> pg_backend_pid()"
 )
+# a snapshot's (REPEATABLE READ: the transaction's): whether every transaction id given so far
+# (below N, `age()`'s) is below its xmin, so had ended before it was taken (its xmax alone
+# does not say: an id given after the last completion is running but not listed); its
+# newest seq; and the WAL insert position (past every commit it holds)
+_SNAPSHOT_QUIET = text(
+    "SELECT age((pg_snapshot_xmin(s)::text::bigint % 4294967296)::text::xid) <= 0,"
+    " (SELECT coalesce(max(seq), 0) FROM events),"
+    " (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
+    " FROM pg_current_snapshot() AS s"
+)
+# the seqs a snapshot holds past a bound (`Events.head`)
+_SEEN = (
+    select(events.c.seq)
+    .where(events.c.seq > bindparam("after", type_=BigInteger))
+    .order_by(events.c.seq)
+)
 _AFTER = select(events).where(events.c.seq > bindparam("after")).order_by(events.c.seq)
 _UPTO = events.c.seq <= bindparam("upto", type_=BigInteger)
 _COUNT = select(func.count()).select_from(events).where(events.c.task_id == bindparam("task_id"))
@@ -192,6 +208,41 @@ class Events(Repository):
             return last
         return await self._safe_bound()
 
+    async def head(self) -> tuple[int, list[int]]:
+        """Where this read's view of the log ends: a cursor, every event at or below it in
+        the view, and the seqs past it in the view too (usually none), in order. An event is
+        in the view iff its seq is at most the cursor or listed. Outside a snapshot (SQLite's
+        read transactions are snapshots already) the cursor is `last_seq` and the list
+        empty; in one, the bound `_snapshot_bound` finds."""
+        if self.tx.sqlite or self.tx.snapshot is None or self.tx.replayed is not None:
+            return await self.last_seq(), []
+        bound = await self._safe_bound()
+        assert self.tx.head is not None
+        seen = self.tx.head[1]
+        if seen is None:
+            seen = [row[0] for row in await self.tx.rows(_SEEN, {"after": bound})]
+            self.tx.head = (bound, seen)
+        return bound, seen
+
+    async def _snapshot_bound(self) -> int:
+        """PostgreSQL, a snapshot's (`Tx.snapshot`): a seq at or below which every event
+        that commits is in it, and whether none past it is. A snapshot may hold a seq while
+        a lower one is still to commit, so no one seq need say what it holds. Every event
+        at or below the bound proven before it was taken is in it. When every transaction id
+        given so far is below its xmin, every transaction that drew a seq had ended before
+        it was taken, and one given an id later draws after now, higher than any it holds:
+        its newest seq is then the bound, and nothing past it is in it. Otherwise the bound
+        proven before, and what it holds past that, if anything, listed by `head`
+        (`Tx.head`)."""
+        floor = self.tx.snapshot
+        assert floor is not None
+        quiet, newest, position = (await self.tx.conn.execute(_SNAPSHOT_QUIET)).one()
+        if quiet:
+            self.tx.safe_bound.proven(newest, position)
+        bound = max(newest, floor) if quiet else floor
+        self.tx.head = (bound, [] if quiet or newest <= floor else None)
+        return bound
+
     async def after(
         self, after: int, limit: int, task_id: str | None = None, upto: int | None = None
     ) -> list[Event]:
@@ -227,6 +278,8 @@ class Events(Repository):
         if self.tx.event_bound is None:
             if self.tx.replayed is not None:  # a standby's: what the primary proved before
                 self.tx.event_bound = self.tx.safe_bound.replayed(self.tx.replayed)
+            elif self.tx.snapshot is not None:  # one snapshot: what it holds, in full
+                self.tx.event_bound = await self._snapshot_bound()
             else:
                 self.tx.event_bound = await self._prove_bound()
         return self.tx.event_bound

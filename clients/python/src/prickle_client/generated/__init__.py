@@ -52,6 +52,7 @@ from .enums import (
 from .erase_agent import EraseAgent, EraseAgentEraseAgent
 from .erase_person import ErasePerson, ErasePersonErasePerson
 from .event_head import EventHead
+from .events_seen_after_head import EventsSeenAfterHead
 from .exceptions import (
     GraphQLClientError,
     GraphQLClientGraphQLError,
@@ -270,6 +271,7 @@ __all__ = [
     "EventFields",
     "EventHead",
     "EventKind",
+    "EventsSeenAfterHead",
     "EvidenceInput",
     "EvidenceKind",
     "GateBasis",

@@ -23,6 +23,7 @@ from .enums import Decision, InboxAsk, TaskState, WaitOn
 from .erase_agent import EraseAgent
 from .erase_person import ErasePerson
 from .event_head import EventHead
+from .events_seen_after_head import EventsSeenAfterHead
 from .hand_back import HandBack
 from .handoff import Handoff
 from .inbox import Inbox
@@ -4261,6 +4262,23 @@ class GeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return EventHead.model_validate(data)
+
+    async def events_seen_after_head(self, **kwargs: Any) -> EventsSeenAfterHead:
+        query = gql("""
+            query EventsSeenAfterHead {
+              event_head
+              events_seen_after_head
+            }
+            """)
+        variables: dict[str, object] = {}
+        response = await self.execute(
+            query=query,
+            operation_name="EventsSeenAfterHead",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return EventsSeenAfterHead.model_validate(data)
 
     async def inbox(
         self,
