@@ -69,7 +69,9 @@ def test_an_import_of_the_fast_paths_is_found(tmp_path: Path) -> None:
 
 
 def test_sqlalchemys_private_names_are_used_in_the_compat_module_alone() -> None:
-    private = {name for _, _, name in compat.REQUIRED}
+    # the underscored ones: the asyncpg adapter's `isolation_level` and `readonly` are named
+    # as a DB-API connection's own attributes (sqlite3's, set where the engine is tuned)
+    private = {name for _, _, name in compat.REQUIRED if name.startswith("_")}
     found = []
     for path in sorted(APP.rglob("*.py")):
         if path.parent == APP / "compat":
