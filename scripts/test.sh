@@ -33,7 +33,8 @@ run_pass() {
     local spread=0 alone=0 began=$SECONDS
     echo "== tests: $name"
     PRICKLE_TEST_BACKEND=$backend PRICKLE_FAST_PATHS=$fast .venv/bin/python -m pytest -q \
-        -n "$workers" --dist loadfile -m "${selection}not serial" "${SCRIPT_ARGS[@]}" || spread=$?
+        -n "$workers" --dist loadfile -m "${selection}not serial" --durations=15 \
+        "${SCRIPT_ARGS[@]}" || spread=$?
     PRICKLE_TEST_BACKEND=$backend PRICKLE_FAST_PATHS=$fast .venv/bin/python -m pytest -q \
         -m "${selection}serial" "${SCRIPT_ARGS[@]}" -n 0 || alone=$?
     if [ "$spread" = 5 ] && [ "$alone" = 5 ] && [ "${#SCRIPT_ARGS[@]}" = 0 ]; then

@@ -34,6 +34,9 @@ from app.service.arguments import Args
 from app.service.unit import Moves, Step
 from app.service.verbs import registry
 
+# the declaration drives the surfaces above storage: the backend does not change them
+pytestmark = pytest.mark.once
+
 DECLARATION = """
 from app.service import acts
 from app.service.arguments import Reason
