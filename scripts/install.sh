@@ -11,5 +11,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; 
     bash scripts/pip.sh .venv -e '.[test]'
     printf '%s\n' "$wanted" > "$stamp"
 fi
+# The server's own modules compiled once (compileall writes them even where
+# PYTHONDONTWRITEBYTECODE is set): each process the tests start then loads them compiled.
+.venv/bin/python -m compileall -q app >/dev/null
 # The browser libraries GraphiQL and the board's graph use: from npm, pinned and checked.
 .venv/bin/python scripts/vendor.py

@@ -10,7 +10,9 @@ if [ ! -x .venv/bin/uv ]; then
     .venv/bin/python -m pip install --quiet uv >/dev/null 2>&1 || true
 fi
 if [ -x .venv/bin/uv ]; then
-    .venv/bin/uv pip install --quiet --python "$venv/bin/python" "$@"
+    # compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set, nothing would
+    # write them later, and every process (each server a test starts) would compile anew
+    .venv/bin/uv pip install --quiet --compile-bytecode --python "$venv/bin/python" "$@"
 else
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     "$venv/bin/python" -m pip install --quiet "$@"
