@@ -7,6 +7,22 @@ from dataclasses import dataclass
 from app.domain.types import JSON
 
 KINDS = ("snapshot", "created", "moved", "checkpointed", "result", "answered")
+# what a reader of the log reads of an event as it is stored, each a column of the log and a
+# scalar of the API's event (its cursor is `seq`, as text)
+FIELDS = (
+    "seq",
+    "kind",
+    "task_id",
+    "project",
+    "from_state",
+    "to_state",
+    "waiting_on",
+    "verb",
+    "actor",
+    "at",
+    "version",
+    "note",
+)
 
 
 @dataclass(frozen=True)

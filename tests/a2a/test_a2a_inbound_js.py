@@ -15,17 +15,16 @@ import asyncio
 import base64
 import json
 import os
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import npm
 import pytest
 from a2a_inbound import ask, base, give_result, work
 from live import Cast
 from receiver import Receiver
-from server import ROOT, module_database, start
+from server import module_database, start
 
 pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
@@ -44,8 +43,6 @@ def cast(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cast]:
 
 
 PACKAGE = "@a2a-js/sdk@1.3.0"
-CACHE = ROOT / ".cache" / "npm-a2a"
-MODULES = CACHE / "node_modules"
 SECRET = "whsec_" + base64.b64encode(b"the js client's secret!!").decode()
 
 SCRIPT = r"""
@@ -108,30 +105,10 @@ const kind = (event) => event.payload.$case;
 """
 
 
-def _required() -> bool:
-    return os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_NPM") == "1"
-
-
 @pytest.fixture(scope="module")
 def node_modules() -> Path:
     """Where `@a2a-js/sdk` is installed (installed now if it is not yet)."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        reason = f"no {' and no '.join(missing)} on PATH: install Node.js 20+ with npm"
-        if _required():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    if not (MODULES / "@a2a-js" / "sdk" / "package.json").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm install {PACKAGE} failed:\n{done.stderr}"
-    return MODULES
+    return npm.installed("a2a", (PACKAGE,), "@a2a-js/sdk")
 
 
 async def _drive(cast: Cast, modules: Path, binding: str, hook: str) -> list[dict[str, Any]]:

@@ -14,13 +14,13 @@ so, except under CI (`CI=true` or `PRICKLE_REQUIRE_NPM=1`), where that fails the
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import npm
 import pytest
 from graphql import build_schema, parse, validate
 from server import ROOT, ROUTE_HANDOFF, Server, routed_task
@@ -51,33 +51,6 @@ def snippets(prefix: str) -> dict[str, str]:
     return {path: body for path, body in found if path.startswith(prefix)}
 
 
-def _required() -> bool:
-    return os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_NPM") == "1"
-
-
-def installed(name: str, packages: tuple[str, ...], marker: str) -> Path:
-    """`packages` installed into .cache/npm-<name>/ (now, unless `marker` is there)."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        reason = f"no {' and no '.join(missing)} on PATH: install Node.js 20+ with npm"
-        if _required():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    cache = ROOT / ".cache" / f"npm-{name}"
-    modules = cache / "node_modules"
-    if not (modules / marker / "package.json").exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", *packages],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm install {' '.join(packages)} failed:\n{done.stderr}"
-    return modules
-
-
 def _written(directory: Path, files: dict[str, str], modules: Path) -> Path:
     for path, body in files.items():
         target = directory / path
@@ -88,7 +61,7 @@ def _written(directory: Path, files: dict[str, str], modules: Path) -> Path:
 
 
 def test_relay_compiler_compiles_the_board_documents(tmp_path: Path) -> None:
-    modules = installed("relay", RELAY, "relay-compiler")
+    modules = npm.installed("relay", RELAY, "relay-compiler")
     files = snippets("relay/")
     assert {"relay/relay.config.json", "relay/src/Board.js"} <= set(files)
     project = _written(tmp_path, files, modules) / "relay"
@@ -189,7 +162,7 @@ process.exit(0);
 
 @pytest.fixture(scope="module")
 def clients() -> Path:
-    return installed("frontends", CLIENTS, "@urql/exchange-graphcache")
+    return npm.installed("frontends", CLIENTS, "@urql/exchange-graphcache")
 
 
 @pytest.fixture(scope="module")

@@ -8,18 +8,16 @@ npm is missing it skips and says so, except under CI (`CI=true` or `PRICKLE_REQU
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-from pathlib import Path
 
+import npm
 import pytest
-from server import ROOT, Server
+from server import Server
 
 pytestmark = pytest.mark.once  # the HTTP layer: the same on either backend
 
 PACKAGES = ("graphql-http@1", "graphql@16")
-CACHE = ROOT / ".cache" / "npm-graphql-http"
+CACHE = npm.cache("graphql-http")
 
 SCRIPT = r"""
 import { serverAudits } from 'graphql-http';
@@ -35,31 +33,8 @@ console.log(JSON.stringify(results));
 """
 
 
-def npm_install(cache: Path, packages: tuple[str, ...], marker: str) -> Path:
-    """`packages` installed into `cache` (once); its node_modules. Skips without node and
-    npm, except under CI."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        reason = f"no {' and no '.join(missing)} on PATH: install Node.js 18+ with npm"
-        if os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_NPM") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    modules = cache / "node_modules"
-    if not (modules / marker / "package.json").exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", *packages],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm install {' '.join(packages)} failed:\n{done.stderr}"
-    return modules
-
-
 def test_every_graphql_over_http_audit_passes(api_server: Server) -> None:
-    npm_install(CACHE, PACKAGES, "graphql-http")
+    npm.installed("graphql-http", PACKAGES, "graphql-http", node=18)
     script = CACHE / "audit.mjs"  # beside node_modules: an ES module resolves from there
     script.write_text(SCRIPT)
     done = subprocess.run(

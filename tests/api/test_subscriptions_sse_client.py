@@ -1,9 +1,9 @@
 """task_events through the npm `graphql-sse` client (createClient, distinct connections
 mode) in node, against a real `prickle serve`.
 
-The test installs `graphql-sse@2` itself, once, into `.cache/npm/` (gitignored), as the
-board tests use Debian's chromium: where node or npm is missing the test skips and says
-so, except under CI (`CI=true` or `PRICKLE_REQUIRE_NPM=1`), where that fails the run.
+The test installs `graphql-sse@2` itself, once, into `.cache/npm-graphql-sse/` (the
+tests' npm helper): where node or npm is missing the test skips and says so, except under
+CI, where that fails the run.
 """
 
 from __future__ import annotations
@@ -11,21 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import npm
 import pytest
 from live import Cast
-from server import ROOT
 
 pytestmark = pytest.mark.once  # the same on either backend: not run on PostgreSQL
 
 CAST = ("alice", "alice/coder", "alice/writer")  # conftest's `cast`
 PACKAGE = "graphql-sse@2"
-CACHE = ROOT / ".cache" / "npm"
-MODULES = CACHE / "node_modules"
 
 SCRIPT = r"""
 const { createClient } = require('graphql-sse');
@@ -53,30 +49,10 @@ const query = `subscription($task_id: ID) {
 """
 
 
-def _required() -> bool:
-    return os.environ.get("CI") == "true" or os.environ.get("PRICKLE_REQUIRE_NPM") == "1"
-
-
 @pytest.fixture(scope="module")
 def node_modules() -> Path:
     """Where `graphql-sse` is installed (installed now if it is not yet)."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        reason = f"no {' and no '.join(missing)} on PATH: install Node.js 18+ with npm"
-        if _required():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    if not (MODULES / "graphql-sse" / "package.json").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm install {PACKAGE} failed:\n{done.stderr}"
-    return MODULES
+    return npm.installed("graphql-sse", (PACKAGE,), "graphql-sse", node=18)
 
 
 async def _client(

@@ -34,23 +34,10 @@ from graphql import (
 
 from app.api.fast.delivery import running
 from app.compat import strawberry as strawberry_compat
-from app.domain.events import Event
+from app.domain.events import FIELDS, Event
 from app.events.stream import Rows
 
-_SCALARS = {
-    "seq",
-    "kind",
-    "task_id",
-    "project",
-    "from_state",
-    "to_state",
-    "waiting_on",
-    "verb",
-    "actor",
-    "at",
-    "version",
-    "note",
-}
+_SCALARS = frozenset(FIELDS)
 _TYPENAME = "TaskEvent"
 
 

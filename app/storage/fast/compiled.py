@@ -26,6 +26,7 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql.util import ClauseAdapter
 
+from app.domain import events
 from app.domain.principals import Principal
 from app.domain.reads import TaskFilters
 from app.settings import current
@@ -93,27 +94,9 @@ CHECKPOINT = frozenset({"id", "task_id", "sha256", "agent", "handed_back", "crea
 CHECKPOINT_BODY = frozenset(
     {"progress", "decisions", "files_touched", "next_steps", "open_questions", "needs_answer"}
 )
-EVENT = frozenset(
-    {
-        "cursor",
-        "seq",
-        "kind",
-        "task_id",
-        "project",
-        "from_state",
-        "to_state",
-        "waiting_on",
-        "verb",
-        "actor",
-        "at",
-        "version",
-        "note",
-    }
-)
+EVENT = frozenset({"cursor", *events.FIELDS})
 LISTS = frozenset({"results", "checkpoints", "events"})
-_EVENT_COLUMNS = (
-    "seq, task_id, project, kind, from_state, to_state, waiting_on, verb, actor, at, version, note"
-)
+_EVENT_COLUMNS = ", ".join(events.FIELDS)
 FILTERS = ("project", "state", "assignee", "requester", "parent_task_id")
 MAX_KEYS = 50  # json_build_object takes at most 100 arguments
 KEPT_STATEMENTS = 512
