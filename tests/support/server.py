@@ -169,8 +169,15 @@ class Server:
                 self.process.wait(timeout=5)
 
 
-def start(database_url: str, logs: Path, *args: str, env: dict[str, str] | None = None) -> Server:
-    """Start `prickle serve` and wait until /healthz answers; `env` adds to the environment."""
+def start(
+    database_url: str,
+    logs: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    root: Path = ROOT,
+) -> Server:
+    """Start `prickle serve` and wait until /healthz answers; `env` adds to the environment;
+    `root`: the source tree it serves from (another checkout, to compare two)."""
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     command = [
@@ -189,7 +196,7 @@ def start(database_url: str, logs: Path, *args: str, env: dict[str, str] | None 
         command[7:8] = [_pgbouncer_url(database_url), "--database-pooled"]
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
         environment = {**os.environ, **(env or {})}
-        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env=environment)
+        process = subprocess.Popen(command, cwd=root, stdout=out, stderr=err, env=environment)
     server = Server(f"http://127.0.0.1:{port}", database_url, process, logs)
     try:
         _wait_until_healthy(server)
