@@ -25,6 +25,18 @@ from tests.bench.raw_broadcast import message_of
 from tests.bench.rawhttp import Load, RawConnection, body_of, run_load
 from tests.support.server import ROOT, Server, free_port
 
+WITHOUT_FOLDER = ROOT / "tests" / "bench" / "without"
+
+
+def without(name: str | None) -> dict[str, str]:
+    """The environment of a server with the fast path `name` taken off (none: nothing to add);
+    tests/bench/without/sitecustomize.py names them."""
+    if name is None:
+        return {}
+    path = os.pathsep.join(filter(None, [str(WITHOUT_FOLDER), os.environ.get("PYTHONPATH")]))
+    return {"PYTHONPATH": path, "PRICKLE_BENCH_WITHOUT": name}
+
+
 CONCURRENCY = 16  # requests in flight, both sides of the HTTP ratio
 WINDOW = 2.0  # seconds per HTTP run
 RUNS = 5

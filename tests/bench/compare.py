@@ -1,4 +1,6 @@
 """`python -m tests.bench.compare --before DIR [--backend sqlite|postgres]`
+`python -m tests.bench.compare --without NAME [--backend ...]`: this tree beside itself with
+one fast path taken off (tests/bench/without/sitecustomize.py names them) as "before".
 
 Moves beside the floor, for two source trees side by side in one run: this tree's server
 and the one in DIR (say `git archive <commit> | tar -x -C DIR`), each on a fresh database
@@ -14,7 +16,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -24,32 +25,8 @@ from typing import Any
 
 from tests.bench import bench_server as b
 from tests.bench.run import BENCH_RATE_LIMIT, _loop_factory, pg_admin
-from tests.support.server import (
-    PG_ADMIN,
-    ROOT,
-    Server,
-    _wait_until_healthy,
-    free_port,
-    owner_token_in,
-)
-
-
-def start_in(root: Path, url: str, logs: Path) -> Server:
-    """`prickle serve` from the source tree at `root` (tests.server.start, another cwd)."""
-    logs.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
-    command += ["--database-url", url, "--rate-limit", str(BENCH_RATE_LIMIT)]
-    with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
-        process = subprocess.Popen(command, cwd=root, stdout=out, stderr=err)
-    server = Server(f"http://127.0.0.1:{port}", url, process, logs)
-    try:
-        _wait_until_healthy(server)
-    except BaseException:
-        server.stop()
-        raise
-    server.owner_token = owner_token_in((logs / "stdout").read_text())
-    return server
+from tests.bench.without.sitecustomize import WITHOUT
+from tests.support.server import PG_ADMIN, ROOT, start
 
 
 async def database(backend: str, tmp: Path, name: str, stack: AsyncExitStack) -> str:
@@ -74,8 +51,11 @@ async def measured(setup: b.Setup, backends: Any, name: str) -> dict[str, float]
     return figures
 
 
-async def compare(before_root: Path, backend: str, runs: int) -> dict[str, Any]:
+async def compare(
+    before_root: Path, backend: str, runs: int, without: str | None = None
+) -> dict[str, Any]:
     trees = {"before": before_root, "after": ROOT}
+    envs = {"before": b.without(without), "after": b.without(None)}
     results: dict[str, dict[str, list[dict[str, float]]]] = {
         tree: {"typename": [], "move": []} for tree in trees
     }
@@ -84,7 +64,14 @@ async def compare(before_root: Path, backend: str, runs: int) -> dict[str, Any]:
             setups, listed = {}, {}
             for tree, root in trees.items():
                 url = await database(backend, Path(tmp), tree, stack)
-                server = start_in(root, url, Path(tmp) / tree)
+                server = start(
+                    url,
+                    Path(tmp) / tree,
+                    "--rate-limit",
+                    str(BENCH_RATE_LIMIT),
+                    env=envs[tree],
+                    root=root,
+                )
                 stack.callback(server.stop)
                 http = await stack.enter_async_context(b.client(server.base_url))
                 setup = b.Setup(server, server.owner_token or "", "", http)
@@ -127,12 +114,16 @@ def paired(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.compare")
-    parser.add_argument("--before", required=True, type=Path, help="the other source tree")
+    parser.add_argument("--before", type=Path, help="the other source tree")
+    parser.add_argument("--without", choices=sorted(WITHOUT), help="this tree less a fast path")
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--runs", type=int, default=b.RUNS)
     args = parser.parse_args(argv)
+    if args.before is None and args.without is None:
+        parser.error("--before DIR or --without NAME (or both)")
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        figures = runner.run(compare(args.before.resolve(), args.backend, args.runs))
+        before = ROOT if args.before is None else args.before.resolve()
+        figures = runner.run(compare(before, args.backend, args.runs, args.without))
     print(json.dumps(figures))
     for name, change in figures.pop("paired").items():
         print(

@@ -8,6 +8,9 @@ each, so that what they are worth stands beside the plain path's figures.
 for the one in DIR (say `git archive <commit> | tar -x -C DIR`), one right after the other,
 the order alternating from column to column; the same load client measures both.
 
+`python -m tests.bench --without NAME [...]`: the same, this tree beside itself less one fast
+path (tests/bench/without/sitecustomize.py names them).
+
 `python -m tests.bench --postgraphile [--rounds 5] [--seconds 2]`: this server beside
 PostGraphile on the same tables (tests/bench/postgraphile.py), alone.
 `python -m tests.bench --foreign-keys [--backend ...]`: moves with and without the foreign
@@ -83,10 +86,11 @@ async def measure(
     measures: tuple[str, ...] = MEASURES,
     fast: bool = True,
     root: Path = ROOT,
+    less: str | None = None,
 ) -> dict[str, Any]:
     # the server inherits this process's raised open-file limit; its mutation rate limit is
     # high enough never to refuse the bench's thousands a second, and still checked on each
-    env = {"PRICKLE_FAST_PATHS": "on" if fast else "off"}
+    env = {"PRICKLE_FAST_PATHS": "on" if fast else "off", **b.without(less)}
     server = start(url, logs, "--rate-limit", str(BENCH_RATE_LIMIT), env=env, root=root)
     try:
         async with b.client(server.base_url) as http:
@@ -119,17 +123,21 @@ async def measure(
 
 
 async def run_backend(
-    backend: str, measures: tuple[str, ...] = MEASURES, fast: bool = True, root: Path = ROOT
+    backend: str,
+    measures: tuple[str, ...] = MEASURES,
+    fast: bool = True,
+    root: Path = ROOT,
+    less: str | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="prickle-bench-") as tmp:
         if backend == "sqlite":
             url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-            return await measure(url, Path(tmp) / "logs", measures, fast, root)
+            return await measure(url, Path(tmp) / "logs", measures, fast, root, less)
         name = f"prickle_bench_{uuid.uuid4().hex[:10]}"
         await pg_admin(f'CREATE DATABASE "{name}"')
         try:
             base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
-            return await measure(f"{base}/{name}", Path(tmp) / "logs", measures, fast, root)
+            return await measure(f"{base}/{name}", Path(tmp) / "logs", measures, fast, root, less)
         finally:
             await pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -340,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         help="PRICKLE_FAST_PATHS of the servers measured (both: a column each)",
     )
     parser.add_argument("--before", type=Path, help="another source tree, measured beside")
+    parser.add_argument("--without", help="this tree less one fast path, measured beside")
     parser.add_argument("--output", default=str(ROOT / "docs" / "performance.md"))
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
@@ -367,23 +376,26 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     positions = {"on": [True], "off": [False], "both": [True, False]}[args.fast_paths]
-    trees = [("", ROOT)]
+    trees: list[tuple[str, Path, str | None]] = [("", ROOT, None)]
     if args.before is not None:  # each column for both trees; which goes first alternates
-        trees = [(", before", args.before.resolve()), (", after", ROOT)]
+        trees = [(", before", args.before.resolve(), None), (", after", ROOT, None)]
+    if args.without is not None:
+        trees = [(f", without {args.without}", ROOT, args.without), (", all", ROOT, None)]
     results = {}
     for backend in backends:
         for fast in positions:
-            for tree, root in trees:
+            for tree, root, less in trees:
                 name = column(backend, fast) + tree
                 print(f"== {name}", flush=True)
                 with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-                    results[name] = runner.run(run_backend(backend, tuple(args.only), fast, root))
+                    measured = run_backend(backend, tuple(args.only), fast, root, less)
+                    results[name] = runner.run(measured)
                 if "fanout" in results[name]:
                     results[name]["memory_value"] = results[name]["fanout"]["rss_per_sub_kib"]
             trees.reverse()
     text = report(results, limit, time.perf_counter() - began)
     print(text)
-    if not args.no_write and args.before is None:  # a comparison is printed only
+    if not args.no_write and args.before is None and args.without is None:  # compared: printed
         output = Path(args.output)
         kept = output.read_text() if output.exists() else ""
         if KEPT in kept:  # the hand-written analysis below the figures stays
