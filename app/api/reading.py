@@ -1,8 +1,10 @@
-"""A query's reads share one read transaction: one connection and one BEGIN/COMMIT per
-request, however many lookups its fields make (`Store.reading`). Mutations and
-subscriptions are left as they are: a mutation reads what it has just written, and a
-subscription lives longer than any transaction should. A query that asks where the event
-log ends (`event_head`) reads one snapshot, so that what it reads and that cursor agree."""
+"""A query's reads share one read transaction on PostgreSQL: one connection and one
+BEGIN/COMMIT per request, however many lookups its fields make (`Store.reading`; on
+SQLite, where sharing them costs more than it saves, only a query that asks for a
+snapshot). Mutations and subscriptions are left as they are: a mutation reads what it has
+just written, and a subscription lives longer than any transaction should. A query that
+asks where the event log ends (`event_head`) reads one snapshot, so that what it reads and
+that cursor agree."""
 
 from __future__ import annotations
 

@@ -324,14 +324,14 @@ class Store:
         return version
 
     def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]:
-        """A query's reads. On the fast paths every `read()` inside (in this task and the
-        tasks it starts) shares one read transaction on one connection, opened on first use,
-        its statements one at a time: a query costs one connection checkout and one
-        BEGIN/COMMIT, however many lookups its fields make. Writes inside still take their
-        own transactions. With a read replica and a known client (`replica.client`), the
-        shared transaction is on the standby when it has replayed the client's floor (on
-        either path), else on the primary. `snapshot`: on the primary's fast path, every
-        read of the block sees one snapshot, as on SQLite (PostgreSQL: REPEATABLE READ;
+        """A query's reads. On PostgreSQL's fast paths every `read()` inside (in this task and the
+        tasks it starts) shares one read transaction on one connection, opened on first use, its
+        statements one at a time: a query costs one connection checkout and one BEGIN/COMMIT,
+        however many lookups its fields make (on SQLite's, only a `snapshot` block shares one).
+        Writes inside still take their own transactions. With a read replica and a known client
+        (`replica.client`), the shared transaction is on the standby when it has replayed the
+        client's floor (on either path), else on the primary. `snapshot`: on the primary's fast
+        path, every read of the block sees one snapshot, as on SQLite (PostgreSQL: REPEATABLE READ;
         `Events.head` says which events it holds); elsewhere as without."""
         client = replica.current() if self.replica is not None else None
         if client is not None:

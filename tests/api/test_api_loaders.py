@@ -173,14 +173,26 @@ async def test_a_single_task_query_uses_the_same_loaders(store: Store, client) -
 
 
 @pytest.mark.fast_path
-async def test_a_query_reads_in_one_transaction(store: Store, client) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("head", [False, True], ids=["plain", "asking_the_head"])
+async def test_a_query_reads_in_one_transaction(store: Store, client, head: bool) -> None:  # type: ignore[no-untyped-def]
+    if store.sqlite and not head:
+        pytest.skip("on SQLite only a query that asks where the log ends shares one (a snapshot)")
     await _tasks_with_every_relation(store, 12)
     http, counter = client
     counter.transactions = 0
     counter.all.clear()
-    body = (await http.post("/graphql", json={"query": NESTED, "variables": {"first": 12}})).json()
+    query = NESTED.replace(
+        "query Nested($first: Int!) {", "query Nested($first: Int!) { event_head"
+    )
+    body = (
+        await http.post(
+            "/graphql", json={"query": query if head else NESTED, "variables": {"first": 12}}
+        )
+    ).json()
     assert "errors" not in body, body["errors"]
     # the token's last use, written once a minute, is a write transaction of its own, and
     # the read of its row that proves it a read of its own
     apart = sum(s.startswith(("UPDATE tokens", PROOF)) for s in counter.all)
-    assert counter.transactions - apart == 1, counter.statements
+    # on PostgreSQL a snapshot's safe bound is proven in a read of its own, just before it
+    bound = 1 if head and not store.sqlite else 0
+    assert counter.transactions - apart - bound == 1, counter.statements

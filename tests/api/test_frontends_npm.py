@@ -15,14 +15,14 @@ import re
 import subprocess
 from collections.abc import Iterator
 
+import npm
 import pytest
 from server import ROOT, Server, module_database, start
-from test_graphql_http_audits import npm_install
 
 pytestmark = pytest.mark.once  # the HTTP layer: the same on either backend
 
 DOCS = ROOT / "docs" / "frontends.md"
-CACHE = ROOT / ".cache" / "npm-apollo"
+CACHE = npm.cache("apollo")
 PACKAGES = ("@apollo/client@4", "graphql@16", "rxjs@7")
 _SNIPPET = re.compile(r"<!-- test: (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
 
@@ -49,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def run(name: str, server: Server) -> list[str]:
     """The snippet NAME run in node beside the installed packages; its output lines."""
-    npm_install(CACHE, PACKAGES, "@apollo/client")
+    npm.installed("apollo", PACKAGES, "@apollo/client")
     script = CACHE / name
     script.write_text(snippets()[name])
     done = subprocess.run(

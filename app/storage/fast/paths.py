@@ -4,7 +4,8 @@
   SQLAlchemy's asyncpg adapter, a write run `alone` without BEGIN and COMMIT (driver.py).
 - A SQLite file: the writes ready together share one transaction and its commit (grouped.py)
   on one connection kept open; marked statements go straight to sqlite3 (loop.py).
-- Every read of a `reading()` block shares one transaction (shared_read.py).
+- Every read of a `reading()` block shares one transaction (shared_read.py): on PostgreSQL;
+  on SQLite only when the block asks for one snapshot.
 
 While anything listens to the statements (traces, tests that count them) every statement
 goes through SQLAlchemy, in an ordinary transaction. SQLite in memory runs as on the plain
@@ -99,6 +100,11 @@ class FastPaths:
         return shared.tx() if shared is not None else self._read()
 
     def reading(self, snapshot: bool = False) -> AbstractAsyncContextManager[None]:
+        """A query's reads: on PostgreSQL one shared read transaction. On SQLite each read
+        its own (sharing them cost a task page up to a third of its requests a second),
+        unless the query asks for `snapshot`: a SQLite read transaction is one."""
+        if self.sqlite and not snapshot:
+            return nullcontext()
         return sharing(self, lambda: self.shared_read(snapshot))
 
     @asynccontextmanager
