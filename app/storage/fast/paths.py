@@ -57,7 +57,6 @@ class FastPaths:
         if write_lock is not None and blocking is not None:
             self.grouped = Grouped(write_lock)
         self.writer: Connection | None = None  # SQLite file: the one connection that writes
-        self.single: Connection | None = None  # SQLite file: reads of one statement
         self.kept = Kept(engine, most or pool_size())  # PostgreSQL: connections between uses
         # PostgreSQL: queries' shared reads held at once, one fewer than the connections
         self.shared_reads: asyncio.Semaphore | None = None
@@ -145,20 +144,12 @@ class FastPaths:
         the one snapshot its first one took (as SQLite's read transaction does), which never
         fails to serialize (`Tx.snapshot`)."""
         if self.blocking is not None:
-            if alone and not write:  # one statement: its own read transaction, nothing around it
-                single = self._sqlite_single()
-                try:
-                    yield self.tx(OnLoop(single))
-                finally:
-                    if single.in_transaction():  # (a statement sent through SQLAlchemy)
-                        single.rollback()
-                return
             if write:  # listened to (`write` groups the others): all by SQLAlchemy
                 writer = self._sqlite_writer()
                 with writer.begin():
                     yield self.tx(OnLoop(writer))
                 return
-            with self.blocking.connect() as blocking, blocking.begin():
+            with self.blocking.connect() as blocking, blocking.begin():  # `alone` or not
                 yield self.tx(OnLoop(blocking))
             return
         if self.sqlite:  # in memory: through the async engine
@@ -187,19 +178,7 @@ class FastPaths:
             self.writer = self.blocking.connect().execution_options(sqlite_write=True)
         return self.writer
 
-    def _sqlite_single(self) -> Connection:
-        """The connection a SQLite file's reads of one statement use, kept open: a marked
-        statement runs on sqlite3 at once, in a read transaction of its own (sqlite3 begins
-        none around a SELECT), with no pool checkout, BEGIN or COMMIT around it."""
-        assert self.blocking is not None
-        if self.single is None or self.single.closed:
-            self.single = self.blocking.connect()
-        return self.single
-
     async def close(self) -> None:
-        if self.single is not None:
-            self.single.close()
-            self.single = None
         if self.writer is not None:
             self.writer.close()
             self.writer = None

@@ -23,8 +23,7 @@ def _grouped() -> None:  # a SQLite file's writes one transaction each, not grou
     FastPaths.__init__ = init
 
 
-def _alone() -> None:  # every block a transaction (PostgreSQL: BEGIN ... COMMIT; SQLite:
-    # a read of one statement on a pooled connection in a transaction, not the kept one)
+def _alone() -> None:  # PostgreSQL: every block a transaction, BEGIN ... COMMIT included
     from app.storage.fast.paths import FastPaths
 
     made = FastPaths.transaction
