@@ -14,6 +14,8 @@ figure read it), and the outage in progress, logged once: one WARNING when it st
 the error's class), one INFO when it ends (its length and how many transactions were
 refused meanwhile). A SQLite file that refuses writes (full, read-only) is an outage of
 its writes: the probe's reads still answer, and the first write that commits ends it.
+A SQLite file's probe that has not answered in time is a busy machine, not a database away
+(a file that fails answers with its error): it begins no outage and escalates none.
 """
 
 from __future__ import annotations
@@ -160,10 +162,16 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         pending += [found.__cause__, found.__context__]
 
 
-class Health:
-    """The database's state in this process, and its outages, each logged once."""
+class NoAnswer(TimeoutError):
+    """The probe's question has not answered within PROBE_TIMEOUT; it is still in flight."""
 
-    def __init__(self) -> None:
+
+class Health:
+    """The database's state in this process, and its outages, each logged once. `local`: a
+    SQLite file's, where a probe without an answer in time says nothing of the database."""
+
+    def __init__(self, local: bool = False) -> None:
+        self.local = local
         self.reachable = True  # the probe's last answer
         self.started: float | None = None  # the outage in progress: since when (monotonic)
         self.writes_only = False  # it refuses writes only (SQLite full or read-only)
@@ -199,6 +207,8 @@ class Health:
 
     def probed(self, error: BaseException | None) -> None:
         """The probe's answer: None when the database answered."""
+        if self.local and isinstance(error, NoAnswer):
+            return  # a busy machine: the question in flight answers later
         self.reachable = error is None
         if error is not None and (self.started is None or self.writes_only):
             self._begin(error, writes_only=False)
@@ -273,7 +283,7 @@ async def _answer(asking: asyncio.Future[None]) -> BaseException | None:
     PROBE_TIMEOUT, or None once it answered."""
     await asyncio.wait({asking}, timeout=PROBE_TIMEOUT)
     if not asking.done():
-        return TimeoutError(f"no answer within {PROBE_TIMEOUT}s")
+        return NoAnswer(f"no answer within {PROBE_TIMEOUT}s")
     if asking.cancelled():
         return asyncio.CancelledError()
     return asking.exception()

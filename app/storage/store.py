@@ -163,7 +163,7 @@ class Store:
         # (the events' `Announcer`)
         self.announces = True
         self.member_listeners: list[Callable[[], None]] = []  # told after a membership change
-        self.health = Health()  # the database's state, and its outages logged once
+        self.health = Health(local=self.sqlite)  # the database's state, its outages logged once
         self._probe: asyncio.Task[None] | None = None  # its probe, once `watch()` started it
         self._probe_stopping = asyncio.Event()
         self._probe_connection: Any = None  # PostgreSQL: the probe's asyncpg connection

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import exc
 
 from app.domain.errors import Unavailable
-from app.storage.outage import Health, fault, quietly
+from app.storage.outage import Health, NoAnswer, fault, quietly
 
 pytestmark = pytest.mark.once
 
@@ -109,6 +109,26 @@ def test_an_outage_is_logged_once_and_its_end_with_its_length_and_refusals(
     assert lines[0][0] == "WARNING" and "ConnectionRefusedError" in lines[0][1]
     assert lines[1][0] == "INFO" and "3 transactions were refused" in lines[1][1]
     assert not any(r.exc_info for r in caplog.records)
+
+
+def test_a_sqlite_probe_slower_than_its_timeout_is_no_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A SQLite file's probe still in flight after its timeout means a busy machine: under a
+    CPU load it declared the file unreachable, and refused reads while it was only full."""
+    caplog.set_level(logging.INFO, logger="app.storage.outage")
+    slow = NoAnswer("no answer within 0.7s")
+    local = Health(local=True)
+    local.probed(slow)
+    assert local.reachable and not local.down
+    full = wrapped(sqlite_error("database or disk is full", 13))
+    local.failed(fault(full, write=True), full)  # type: ignore[arg-type]
+    local.probed(slow)  # a full file stays an outage of its writes alone
+    assert local.down and local.writes_only
+    assert len(caplog.records) == 1 and "refuses writes" in caplog.records[0].getMessage()
+    remote = Health()  # a server that does not answer in time is away
+    remote.probed(slow)
+    assert not remote.reachable and remote.down
 
 
 def test_a_background_loop_logs_a_bug_with_its_traceback_and_an_outage_without(
