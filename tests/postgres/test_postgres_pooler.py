@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from factory import PACKET, evidence
 from pgbouncer import BUILT, DEBIAN, Bouncer, available, built, private_pgbouncer
@@ -367,14 +368,24 @@ async def test_a_process_holds_at_most_its_connection_budget_under_load(
         finally:
             await conn.close()
 
-    def queries() -> list[dict[str, Any]]:
-        query = "{ tasks(first: 5) { edges { node { id } } } me { id } }"
-        with ThreadPoolExecutor(32) as pool:
-            return list(pool.map(lambda _: server.post(query), range(96)))
+    async def queries() -> list[dict[str, Any]]:
+        """96 queries, 32 at once, each connection its own (one client shared by threads
+        lost a connection to another thread's close on a loaded machine)."""
+        body = {"query": "{ tasks(first: 5) { edges { node { id } } } me { id } }"}
+        limits = httpx.Limits(max_connections=32)
+        async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(server.graphql_url, json=body, headers=server.headers())
+                    for _ in range(96)
+                )
+            )
+        assert all(a.status_code == 200 for a in answers), [a.text for a in answers][:1]
+        return [a.json() for a in answers]
 
     try:
         sampler = asyncio.create_task(sample())
-        answers = await asyncio.to_thread(queries)
+        answers = await queries()
         stop.set()
         await sampler
     finally:
