@@ -144,11 +144,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from app.api.persisted import load
     from app.settings import describe
 
     settings = current()  # each value checked as it was read: what `serve` would refuse
     if settings.trusted_documents:
+        from app.api.persisted import load  # the API's modules only for a manifest to check
+
         try:
             load(Path(settings.trusted_documents))
         except ValueError as error:
