@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.domain.errors import InvalidInput
-from app.domain.events import KINDS, Event
+from app.domain.events import FIELDS, KINDS, Event
 from app.domain.principals import Principal
 from app.domain.task import Task
 from app.domain.visibility import sees
@@ -28,19 +28,9 @@ SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 24
 BACKOFF_SECONDS = (5.0, 30.0, 120.0, 600.0, 3600.0)  # then hourly: the last one repeats
 GIVE_UP_SECONDS = 24 * 3600.0
-EVENT_FIELDS = (
-    "cursor",
-    "seq",
-    "kind",
-    "task_id",
-    "project",
-    "from_state",
-    "to_state",
-    "waiting_on",
-    "verb",
-    "actor",
-    "at",
-)
+# a webhook body's event: the log's fields but the task's version and the event's note (the
+# task rides in the body whole), after the event's cursor
+EVENT_FIELDS = ("cursor", *(name for name in FIELDS if name not in ("version", "note")))
 
 
 @dataclass(frozen=True)
