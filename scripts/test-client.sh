@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+unset PYTHONDONTWRITEBYTECODE  # pytest's rewritten test modules kept between runs (test.sh)
 client=clients/python
 python3 -m venv "$client/.venv"
 bash scripts/pip.sh "$client/.venv" "./$client[test]" mypy

@@ -12,6 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# pytest keeps the test modules it rewrites (for its assertion messages) in __pycache__, but
+# only where bytecode may be written: with PYTHONDONTWRITEBYTECODE set, each process of each
+# pass would rewrite every test module again, about 3.4 s of CPU apiece (docs/testing.md).
+unset PYTHONDONTWRITEBYTECODE
 
 workers="${PRICKLE_TEST_WORKERS:-3}"
 # The one place the fast-paths-off passes are chosen: the API and storage tests, but not the
